@@ -231,12 +231,13 @@ static void card_modes(struct gsd_text *t, const struct gsd_state *st, int64_t o
 }
 
 /* Microseconds: how long pod @p takes to stop once evicted, its terminationGracePeriodSeconds
- * (Kubernetes' default 30 s when absent; the Eviction gpuschedd sends sets none of its own). */
+ * (Kubernetes' default 30 s when absent; the Eviction gpuschedd sends sets none of its own; a
+ * negative one is 1 s, as the API server has made it since Kubernetes 1.27, kubernetes#115606). */
 static int64_t grace_us(const struct gsd_pod *p)
 {
     json_t *j = json_loads(p->body, 0, NULL);
     json_t *g = json_object_get(json_object_get(j, "spec"), "terminationGracePeriodSeconds");
-    int64_t s = json_is_integer(g) && json_integer_value(g) >= 0 ? json_integer_value(g) : 30;
+    int64_t s = !json_is_integer(g) ? 30 : json_integer_value(g) < 0 ? 1 : json_integer_value(g);
     json_decref(j);
     return (s < INT64_MAX / 2000000 ? s : INT64_MAX / 2000000) * 1000000;
 }

@@ -26,6 +26,7 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,8 +277,9 @@ static json_t *fake_body(const char *method, const char *url)
     return b;
 }
 
-static int own_queues;   /* pods name the Queue of their namespace's name (setup_queues()) */
-static int grace_s = -1; /* >= 0: the pods made say terminationGracePeriodSeconds: grace_s */
+static int own_queues; /* pods name the Queue of their namespace's name (setup_queues()) */
+#define NO_GRACE INT_MIN
+static int grace_s = NO_GRACE; /* else the pods made say terminationGracePeriodSeconds: grace_s */
 static const char *group_of_pods; /* non-NULL: the pods made are members of this PodGroup */
 
 static int setup(void **state)
@@ -327,7 +329,7 @@ static json_t *kube_pod(char *text, const char *ns, const char *name)
     if (json_object_size(ann))
         json_object_set(json_object_get(pod, "metadata"), "annotations", ann);
     json_decref(ann);
-    if (grace_s >= 0)
+    if (grace_s != NO_GRACE)
         json_object_set_new(json_object_get(pod, "spec"), "terminationGracePeriodSeconds",
                             json_integer(grace_s));
     return pod;
@@ -1329,7 +1331,7 @@ static void test_reclaim_evicts_through_api(void **state)
     seat_ok("a2", 8, "n-a100-1");
     grace_s = 600;
     seat_ok("a3", 4, "n-t4-0");
-    grace_s = -1;
+    grace_s = NO_GRACE;
     json_t *r = filter_b("b1", 4);
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     json_decref(r);
@@ -1399,6 +1401,40 @@ static void test_reclaim_evicts_through_api(void **state)
     assert_int_equal(fake_got("POST", ev), 2);
 }
 
+/*
+ * A victim whose terminationGracePeriodSeconds is negative stops within 1 s, as the API server
+ * has made such a period since Kubernetes 1.27 (kubernetes#115606): the snapshot holds its cards
+ * no longer than that (not the 30 s of a pod that gives none), while the extender still offers
+ * its node to nobody until the API server says it is gone.
+ */
+static void test_negative_grace_is_one_second(void **state)
+{
+    (void)state;
+    fake_reset();
+    seat_ok("a1", 8, "n-a100-0");
+    seat_ok("a2", 8, "n-a100-1");
+    grace_s = -5;
+    seat_ok("a3", 4, "n-t4-0");
+    grace_s = NO_GRACE;
+    json_decref(filter_b("b1", 4));
+    const char *ev = "/api/v1/namespaces/team-a/pods/a3/eviction";
+    for (int i = 0; i < 300 && !fake_got("POST", ev); i++)
+        usleep(50000);
+    assert_int_equal(fake_got("POST", ev), 1);
+    usleep(1500000);
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    if (strstr(a.body, "cardHolds:"))
+        fail_msg("cards still held 1.5 s after a -5 s grace period: %s", a.body);
+    h_answer_free(&a);
+    json_t *r = filter_b("b1", 4);
+    const char *why =
+        json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-t4-0"));
+    assert_true(why && strstr(why, "still terminating"));
+    json_decref(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1422,6 +1458,10 @@ int main(void)
     const struct CMUnitTest evictions[] = {
         cmocka_unit_test(test_reclaim_evicts_through_api),
     };
+    const struct CMUnitTest grace[] = {
+        cmocka_unit_test(test_negative_grace_is_one_second),
+    };
     return cmocka_run_group_tests(tests, setup, teardown) +
-           cmocka_run_group_tests(evictions, setup_queues, teardown);
+           cmocka_run_group_tests(evictions, setup_queues, teardown) +
+           cmocka_run_group_tests(grace, setup_queues, teardown);
 }
