@@ -84,9 +84,10 @@ static int read_victim(struct preempt *pr, const char *node, size_t i, const jso
     if (!json_is_object(pod))
         return bad(pr, pr->meta ? "expected a MetaPod object" : "expected a Pod object",
                    "%s.%.128s.Pods[%zu]", pr->map, node, i);
-    if (!json_is_string(uid))
-        return bad(pr, "expected a string", "%s.%.128s.Pods[%zu].%s", pr->map, node, i,
-                   pr->meta ? "UID" : "metadata.uid");
+    if (!json_is_string(uid) || !json_string_length(uid)) /* the API server gives every pod one */
+        return bad(
+            pr, json_is_string(uid) ? "expected the victim's UID, not \"\"" : "expected a string",
+            "%s.%.128s.Pods[%zu].%s", pr->map, node, i, pr->meta ? "UID" : "metadata.uid");
     v->uid = json_string_value(uid);
     return 0;
 }

@@ -778,6 +778,11 @@ static void test_preempt_bad_fields(void **state)
         json_object_get(json_object_get(args, "NodeNameToMetaVictims"), "n-t4-0"), "Pods");
     json_object_set_new(json_array_get(pods, 0), "UID", json_integer(7));
     preempt_refused(args, "NodeNameToMetaVictims.n-t4-0.Pods[0].UID");
+    args = load("preempt_meta.json"); /* an empty UID dropped the node without a word */
+    pods = json_object_get(
+        json_object_get(json_object_get(args, "NodeNameToMetaVictims"), "n-t4-0"), "Pods");
+    json_object_set_new(json_array_get(pods, 0), "UID", json_string(""));
+    preempt_refused(args, "NodeNameToMetaVictims.n-t4-0.Pods[0].UID");
     args = load("preempt_meta.json");
     json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "name",
                         json_integer(7));
