@@ -1406,13 +1406,17 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
             t->pods[first].reclaimed = mode == EVICT_RECLAIM;
             r = alone ? gs__tn_evict(t, first, x) : evict_unit(t, first, x);
         }
-        int cap;
+        int cap, served = 0;
+        if (r >= 0 && mode == EVICT_PREEMPT && !guarantee && !t->model_limit && p->group < 0)
+            r = served = gs__tn_serve_higher(t, p->level, best.node, x);
         if (r >= 0) {
             size_t node;
             uint32_t mask;
             r = gs__tn_find(t, pod, (int)best.node, x, &node, &mask, &cap);
             if (r == 0)
                 r = gs__tn_bind(t, pod, node, mask, x);
+            else if (served) /* pods above it took the room: it preempts again if it can */
+                r = 0;
             else if (gs__tn_rollback(t, x, b0, e0) < 0) /* held for the head of the queue */
                 r = -ENOMEM;
             else

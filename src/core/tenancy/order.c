@@ -397,15 +397,22 @@ static struct user_said *user_said(struct gs_tenancy *t, int32_t user)
 }
 
 /* maxPodsPerUser, checked on its own: pods alike but for their user share a bucket. */
-static int user_at_limit(struct gs_tenancy *t, struct rpod *p)
+/* Does @p's user run as many pods as its tenant's maxPodsPerUser lets it? */
+static int user_full(const struct gs_tenancy *t, const struct rpod *p)
 {
     if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->pol->ntenants)
         return 0;
     const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
     /* A pod without a `user` label is nobody's: no user's limit counts it. */
-    if (ts->max_pods_per_user == GS_UNSET || !p->sp->user[0] ||
-        t->user_running[p->user] < ts->max_pods_per_user)
+    return ts->max_pods_per_user != GS_UNSET && p->sp->user[0] &&
+           t->user_running[p->user] >= ts->max_pods_per_user;
+}
+
+static int user_at_limit(struct gs_tenancy *t, struct rpod *p)
+{
+    if (!user_full(t, p))
         return 0;
+    const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
     /* A user's pods at its limit are tried pass after pass: the words are made once per count
      * (a user id names one tenant and user, so they are the same for all its pods). */
     struct user_said *u = user_said(t, p->user);
@@ -582,6 +589,46 @@ static int level_pass(struct gs_tenancy *t, size_t l)
                         (struct centry){t->pods[c].submit, t->pods[c].seq, c, e.bucket});
     }
     return r;
+}
+
+/*
+ * What a preemption freed goes first to pods waiting at a higher priority than the preemptor's
+ * (a class that may not preempt, say): kube-scheduler's queue pops them first, and a pod of
+ * higher priority does not count a lower one's nominated node as taken (DefaultPreemption,
+ * kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption). Gang members wait
+ * for their gang. A bucket's pods fail alike, so a bucket is left at its first pod that does not
+ * fit (unless a reservation was what stood in the way: a shorter pod may still fit). The pods
+ * tried keep the reasons they had. O(buckets above @level) searches of one node.
+ */
+int gs__tn_serve_higher(struct gs_tenancy *t, int32_t level, size_t node, struct txn *x)
+{
+    int served = 0, r = 0;
+    char why[GS_REASON_MAX];
+    for (size_t list = 0; list < (size_t)level * t->nqueues && r >= 0; list++)
+        for (size_t i = 0; i < t->blists[list].n && r >= 0; i++) {
+            struct bucket *b = &t->buckets[t->blists[list].v[i]];
+            for (size_t k = b->start; k < b->pods.n; k++) {
+                int32_t pod = b->pods.v[k];
+                struct rpod *p = &t->pods[pod];
+                if (p->state != GS_POD_PENDING || !here(t, b, pod) || !p->arrived ||
+                    user_full(t, p))
+                    continue;
+                if (p->group >= 0)
+                    break;
+                size_t n;
+                uint32_t mask;
+                int cap;
+                uint64_t held = t->held_hits;
+                gs__reason_copy(why, p->reason);
+                r = gs__tn_find(t, pod, (int)node, x, &n, &mask, &cap);
+                gs__reason_copy(p->reason, why);
+                if (r == 0 && (r = gs__tn_bind(t, pod, n, mask, x)) >= 0)
+                    served++;
+                else if (r < 0 || t->held_hits == held)
+                    break;
+            }
+        }
+    return r < 0 ? -ENOMEM : served;
 }
 
 /*

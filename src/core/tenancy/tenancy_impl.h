@@ -560,6 +560,9 @@ int gs__tn_pending_add(struct gs_tenancy *t, int32_t pod);
 void gs__tn_pending_left(struct gs_tenancy *t, int32_t pod);
 /* Try every pending pod that might now run: 0, or -ENOMEM. */
 int gs__tn_pass(struct gs_tenancy *t);
+/* Bind into @x the single pods waiting at a priority level above @level (a smaller index) that
+ * fit on @node as @x leaves it, what a preemption freed there. Return: the pods bound; -ENOMEM. */
+int gs__tn_serve_higher(struct gs_tenancy *t, int32_t level, size_t node, struct txn *x);
 /* Is a retry of pods skipped while their victim search backed off due by now (order.c)? Then the
  * epoch moves on. Return: 1 due, 0 not. */
 int gs__tn_retry_due(struct gs_tenancy *t);
