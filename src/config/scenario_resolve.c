@@ -259,9 +259,7 @@ static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct g
         snprintf(by, sizeof(by), "PodGroup (%s %s)", label ? "label" : "annotation",
                  strchr(key + strlen("metadata."), '.') + 1);
         what = by, name = p->group;
-    } else if (pg && !queue_known(s, pg->queue))
-        what = "Queue (its PodGroup's spec.queue)", name = pg->queue;
-    else if (pg && !class_known(s, pg->priority_class))
+    } else if (pg && !class_known(s, pg->priority_class))
         what = "PriorityClass (its PodGroup's spec.priorityClassName)", name = pg->priority_class;
     else if (*p->profile && gs__scn_find(s, GS__K_PROFILE, "", p->profile) < 0)
         what = "step profile (annotation gpusched.io/profile)", name = p->profile;
@@ -412,6 +410,18 @@ static void warn_dedicated(struct gs_scenario *s, struct gs_diag *d)
         }
 }
 
+/* A PodGroup names a Queue that exists: Volcano's admission refuses one that does not (its
+ * PriorityClass is looked up as its members are admitted: pod_refs()). Return: 0; -EINVAL. */
+static int podgroup_queue(struct gs_scenario *s, const struct gs_podgroup_spec *g,
+                          struct gs_diag *d)
+{
+    char at[AT_MAX];
+    if (queue_known(s, g->queue))
+        return 0;
+    return gs_diag_error(d, "%s: PodGroup %s/%s: spec.queue \"%s\" is not defined",
+                         gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->queue);
+}
+
 static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
 {
     char at[AT_MAX];
@@ -431,9 +441,6 @@ static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
                          "wait to the end unless more join it",
                          gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->min_member,
                          members[i]);
-        if (!queue_known(s, g->queue))
-            gs_diag_warn(d, "%s: PodGroup %s/%s names queue \"%s\", which is not defined",
-                         gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->queue);
         if (!class_known(s, g->priority_class))
             gs_diag_warn(d, "%s: PodGroup %s/%s names PriorityClass \"%s\", which is not defined",
                          gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->priority_class);
@@ -632,6 +639,8 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
         rc = ns_tenant(s, s->pods[i].ns, &s->pods[i].src, d);
     if (!rc)
         rc = profile_overrides(s, d);
+    for (size_t i = 0; !rc && i < s->policy.npodgroups; i++)
+        rc = podgroup_queue(s, &s->policy.podgroups[i], d);
     for (size_t i = 0; !rc && i < s->npods; i++)
         rc = pod_refs(s, &s->pods[i], d);
     if (!rc)

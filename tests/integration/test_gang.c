@@ -277,6 +277,18 @@ static void test_policy_gang_reloaded(void **state)
     for (int i = 0; i < 1000 && !h_log_has(&d, "config reload refused"); i++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     assert_true(h_log_has(&d, "PodGroup team-a/pga is one POST /v1/podgroups made"));
+    /* a PodGroup of the files naming a Queue that no file defines: refused, as Volcano does
+     * (its members ran in default) */
+    assert_int_equal(h_policy(&d, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                                  "metadata: {name: pgq, namespace: team-a}\n"
+                                  "spec: {minMember: 1, queue: nope}\n"),
+                     0);
+    kill(d.pid, SIGHUP);
+    const char *why = "PodGroup team-a/pgq: spec.queue"; /* the log escapes the quotes */
+    for (int i = 0; i < 1000 && !h_log_has(&d, why); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, why));
+    pod_is(&d, "q2", "running", NULL);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

@@ -412,7 +412,6 @@ static void test_warnings(void **state)
     ASSERT_WARNED(&w, WARNS ":31:18: ", "ConfigMap team-b/other is not interpreted");
     ASSERT_WARNED(&w, WARNS ":4:32: ", "GPUQuota tenant team-b is not in the tenants: map");
     ASSERT_WARNED(&w, WARNS ":40:7: ", "tenant team-z has no GPUQuota");
-    ASSERT_WARNED(&w, WARNS ":18:1: ", "queue \"nope\", which is not defined");
     ASSERT_WARNED(&w, WARNS ":18:1: ", "PriorityClass \"ghost\", which is not defined");
     ASSERT_WARNED(&w, WARNS ":10:1: ", "LimitRange team-b/small caps a container at 2 GPUs",
                   "below maxGPUsPerPod 8", "the LimitRange wins");
@@ -422,7 +421,7 @@ static void test_warnings(void **state)
                   "every container that asks no nvidia.com/gpu gets 2");
     ASSERT_WARNED(&w, WARNS ":27:96: ",
                   "requests.ephemeral-storage: local ephemeral storage is not simulated");
-    assert_int_equal(w.n, 11);
+    assert_int_equal(w.n, 10);
     assert_int_equal(s->policy.rquotas[0].gpu_milli, 6000);
     assert_int_equal(s->policy.rquotas[0].pods, 3); /* count/pods, the tighter, was dropped */
     gs_scenario_free(s);
@@ -1049,10 +1048,10 @@ static const struct bad bads[] = {
      -EINVAL, ":6:43: ", "scheduling.x-k8s.io/pod-group \"G\": expected a PodGroup's name", 0},
     {POD_HDR "spec: {priorityClassName: hi, containers: [{name: m}]}\n", -EINVAL,
      ":1:1: ", "PriorityClass (spec.priorityClassName) \"hi\" is not defined", 1},
-    /* a PodGroup's missing queue or PriorityClass: its members refused, not run in default */
-    {PG_HDR "spec: {minMember: 1, queue: nope}\n---\n" POD_META
-            "  annotations: {scheduling.k8s.io/group-name: g}\nspec: {containers: [{name: m}]}\n",
-     -EINVAL, ":6:1: ", "pod a/p: Queue (its PodGroup's spec.queue) \"nope\" is not defined", 1},
+    /* a PodGroup's missing queue: refused, as Volcano's admission does, members or not; its
+     * missing PriorityClass: its members refused, not run at the default priority */
+    {PG_HDR "spec: {minMember: 1, queue: nope}\n", -EINVAL,
+     ":1:1: ", "PodGroup a/g: spec.queue \"nope\" is not defined", 1},
     {PG_HDR "spec: {minMember: 1, priorityClassName: ghost}\n---\n" POD_META
             "  annotations: {scheduling.k8s.io/group-name: g}\nspec: {containers: [{name: m}]}\n",
      -EINVAL, ":6:1: ",
