@@ -549,7 +549,12 @@ static int restore_one(void *ud, struct gsd_stored *sp)
             gsd_sched_evict(st, p, 1); /* unless sent already: the crash may have come first */
         return rc;
     }
-    int rc = gs_pod_parse("store", p->body, strlen(p->body), 0, &p->spec, field, sizeof(field), &d);
+    /* read as POST read it (jansson, then the parser): YAML's reader refuses characters a JSON
+     * string may hold (DEL, the C1 controls), and the pod would not read back */
+    json_t *body = json_loads(p->body, 0, NULL);
+    int rc = body ? gs_pod_parse_json("store", body, 0, &p->spec, field, sizeof(field), &d)
+                  : gs_diag_error(&d, "store: the stored pod is not JSON");
+    json_decref(body);
     if (rc == 0) {
         history(p);
         pod_names(st, p);
