@@ -127,6 +127,48 @@ void gsd_sched_close(struct gsd_state *st)
 }
 
 /* @p's JSON-facing view, from the scheduler's. */
+static int ns_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+/*
+ * @p's reason as its tenant may read it: a pod of another tenant it names ("preempted by NS/NAME",
+ * "held for NS/NAME, which waits ahead in the queue") is "a pod of another tenant", as no tenant
+ * learns another's pod names or namespaces (security.md); the log, the admin's, names it. A
+ * NS/NAME counts where NS is a namespace another tenant owns ("5/6 GPUs" is left alone). In place.
+ */
+static void own_words(const struct gsd_state *st, struct gsd_pod *p)
+{
+    char out[sizeof(p->reason)], ns[GSD_NAME_MAX];
+    const char *r = p->reason, *from = r;
+    size_t o = 0;
+    for (const char *slash = strchr(r, '/'); slash; slash = strchr(slash + 1, '/')) {
+        const char *a = slash, *z = slash + 1;
+        while (a > from && ns_char(a[-1]))
+            a--;
+        while (ns_char(*z) || *z == '.')
+            z++;
+        const struct gsd_tenant *t = NULL;
+        if (a < slash && z > slash + 1 && (a == r || a[-1] == ' ' || a[-1] == '(') &&
+            (size_t)(slash - a) < sizeof(ns)) {
+            snprintf(ns, sizeof(ns), "%.*s", (int)(slash - a), a);
+            t = gsd_tenant_of_ns(st->cfg, ns);
+        }
+        if (!t || !strcmp(t->name, p->tenant))
+            continue;
+        o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*s%s", (int)(a - from), from,
+                              "a pod of another tenant");
+        o = o < sizeof(out) ? o : sizeof(out) - 1;
+        from = z;
+        slash = z - 1;
+    }
+    if (from == r)
+        return;
+    snprintf(out + o, sizeof(out) - o, "%s", from);
+    memcpy(p->reason, out, sizeof(out));
+}
+
 void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
 {
     struct gs_tenancy_pod v;
@@ -155,6 +197,7 @@ void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
         p->why = NULL;
     } else {
         snprintf(p->reason, sizeof(p->reason), "%s", v.reason);
+        own_words(st, p);
         p->why = v.why;
     }
 }
@@ -207,13 +250,15 @@ void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done)
     p->sid = -1;
 }
 
-static void log_pod(const char *msg, const struct gsd_state *st, const struct gsd_pod *p)
+/* @by: the pod it was evicted for, which the log names whoever's it is (own_words()), or NULL */
+static void log_pod(const char *msg, const struct gsd_state *st, const struct gsd_pod *p,
+                    const char *by)
 {
     char key[GSD_KEY_MAX], gpus[64] = "", milli[16];
     snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
     if (p->state != GSD_RUNNING) {
         gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state", "pending", "reason",
-                p->reason, NULL);
+                p->reason, by ? "by" : NULL, by, NULL);
         return;
     }
     for (int g = 0, off = 0; g < GS_GPUS_MAX && off < (int)sizeof(gpus); g++)
@@ -238,7 +283,7 @@ static int started(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     p->pl = (struct gs_placement){d->node, d->gpu_mask, (uint32_t)d->share_milli};
     gsd_snap_touch(st, p);
     st->placed_total++;
-    log_pod("pod placed", st, p);
+    log_pod("pod placed", st, p, NULL);
     if (p->id &&
         gsd_store_pod_start(st->store, p, gs_cluster_node_name(st->cluster, (size_t)p->pl.node),
                             gsd_node_model(st, p->pl.node))) {
@@ -317,9 +362,13 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     p->pl = (struct gs_placement){.node = -1};
     const struct gsd_pod *by =
         d->by >= 0 && (size_t)d->by < st->sched.nsid ? st->sched.by_sid[d->by] : NULL;
-    if (by) /* the scheduler's words at the time: the pass since may have said more */
-        snprintf(p->reason, sizeof(p->reason), "%s by %s/%s",
-                 d->reclaim ? "reclaimed" : "preempted", by->ns, by->name);
+    char by_key[GSD_KEY_MAX] = "";
+    if (by) { /* the scheduler's words at the time: the pass since may have said more */
+        snprintf(by_key, sizeof(by_key), "%s/%s", by->ns, by->name);
+        snprintf(p->reason, sizeof(p->reason), "%s by %s", d->reclaim ? "reclaimed" : "preempted",
+                 by_key);
+        own_words(st, p);
+    }
     char *kept = strdup(p->reason); /* kept past the next pass */
     if (!kept)
         return -ENOMEM;
@@ -332,7 +381,10 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
         st->reclaimed_total++;
     else
         st->preempted_total++;
-    log_pod(d->by < 0 ? "pod requeued" : d->reclaim ? "pod reclaimed" : "pod preempted", st, p);
+    log_pod(d->by < 0    ? "pod requeued"
+            : d->reclaim ? "pod reclaimed"
+                         : "pod preempted",
+            st, p, by ? by_key : NULL);
     if (kube) {
         p->pl.node = d->node;
         return evicted_in_kube(st, p, now);

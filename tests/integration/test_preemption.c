@@ -165,7 +165,21 @@ static void test_preemption(void **state)
     /* Priority preemption is cluster-wide, as kube-scheduler's: team-b's pod takes a board from
      * one of team-a's low pods, which waits again; when it leaves, that pod runs again. */
     submit_in_state(&d, "team-b", "hb", 8, "high", "running");
-    assert_true(h_log_has(&d, "reason=\"preempted by team-b/hb\""));
+    /* team-a reads that another tenant's pod took it, not which (the admin's log names it) */
+    assert_true(h_log_has(&d, "reason=\"preempted by a pod of another tenant\" by=team-b/hb"));
+    assert_false(h_log_has(&d, "reason=\"preempted by team-b/hb\""));
+    int seen = 0;
+    for (int i = 1; i <= 2; i++) {
+        char p[32];
+        snprintf(p, sizeof(p), "/v1/pods/team-a/lo%d", i);
+        assert_int_equal(h_call(&d, "GET", p, TOKEN_A, NULL, &a), 0);
+        const char *why =
+            json_string_value(json_object_get(json_object_get(a.json, "last_eviction"), "reason"));
+        assert_null(strstr(a.body, "hb"));
+        seen += why && !strcmp(why, "preempted by a pod of another tenant");
+        h_answer_free(&a);
+    }
+    assert_int_equal(seen, 1);
     cancel(&d, "team-b", "hb");
     assert_string_equal(state_of(&d, "team-a", "lo1", 10, reason, sizeof(reason)), "running");
     assert_string_equal(state_of(&d, "team-a", "lo2", 10, reason, sizeof(reason)), "running");
@@ -316,7 +330,7 @@ static void test_reclaim(void **state)
     assert_string_equal(state_of(&d, "team-a", "a3", 0, reason, sizeof(reason)), "pending");
     assert_string_equal(state_of(&d, "team-a", "a1", 0, reason, sizeof(reason)), "running");
     assert_string_equal(state_of(&d, "team-a", "a2", 0, reason, sizeof(reason)), "running");
-    assert_true(h_log_has(&d, "reason=\"reclaimed by team-b/b1\""));
+    assert_true(h_log_has(&d, "reason=\"reclaimed by a pod of another tenant\" by=team-b/b1"));
     assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
     assert_non_null(strstr(a.body, "\ngpusched_pods_evicted_total{reason=\"reclaim\"} 1\n"));
     assert_non_null(strstr(a.body, "\ngpusched_pods_evicted_total{reason=\"preemption\"} 0\n"));
