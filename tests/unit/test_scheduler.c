@@ -836,6 +836,30 @@ static void test_podgroup_places_reused(void **state)
     teardown_fx(&f);
 }
 
+/* Pods naming a PodGroup that is never made, submitted and deleted by the thousand: the last one
+ * gone drops the PodGroup they waited for, and their records serve the next (they were kept for
+ * a PodGroup deletion that never comes, about 1 KB a pod). */
+static void test_unmade_podgroup_released(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("p0", 8, ""));
+    for (int i = 0; i < 1000; i++) {
+        struct gs_pod_spec sp = f.s->pods[0];
+        snprintf(sp.name, sizeof(sp.name), "w%d", i);
+        snprintf(sp.group, sizeof(sp.group), "never-%d", i % 3);
+        int32_t id;
+        char why[256];
+        assert_int_equal(gs_tenancy_submit(f.t, i * S, &sp, i, &id, why, sizeof(why)), 0);
+        assert_non_null(strstr(view(&f, id).reason, "does not exist yet"));
+        assert_int_equal(gs_tenancy_cancel(f.t, i * S, id), 0);
+        assert_int_equal(gs_tenancy_release(f.t, id), 0);
+    }
+    assert_true(f.t->npods <= 2);
+    assert_true(f.t->npgs <= 2);
+    teardown_fx(&f);
+}
+
 /* In a way without gangs (whole cards only) a pod of a PodGroup still names it: its record is
  * reused once the PodGroup is deleted. */
 static void test_released_without_gangs(void **state)
@@ -1026,6 +1050,7 @@ int main(void)
         cmocka_unit_test(test_node_log_bounded),
         cmocka_unit_test(test_reused_record_keeps_its_place),
         cmocka_unit_test(test_podgroup_places_reused),
+        cmocka_unit_test(test_unmade_podgroup_released),
         cmocka_unit_test(test_released_without_gangs),
         cmocka_unit_test(test_released_users_reused),
         cmocka_unit_test(test_gang_user_limit_words),

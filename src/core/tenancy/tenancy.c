@@ -565,6 +565,11 @@ int gs_tenancy_release(struct gs_tenancy *t, int32_t id)
     struct rpod *p = &t->pods[id];
     p->released = 1;
     gs__tn_user_release(t, p);
+    const struct gs_podgroup_spec *pg = p->group >= 0 ? t->pgs[p->group] : NULL;
+    if (pg && pg->min_member == 0) { /* its PodGroup was never made: the last member drops it */
+        int r = gs_tenancy_podgroup_drop(t, pg->ns, pg->name);
+        return r == -EBUSY ? 0 : r;
+    }
     if (p->group >= 0 || p->wgroup >= 0) /* its gang counts it: released with the PodGroup */
         return 0;
     return gs__vec_push(&t->retired, id);
