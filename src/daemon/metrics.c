@@ -182,9 +182,12 @@ static void counters(struct gsd_text *b, const struct gsd_snap *n, const struct 
             "Running pods sent back to pending since the start because a node or card failed.",
             n->requeued_total);
     counter(b, "gpusched_preemption_victims_total",
-            "Running pods evicted to make room for pods of higher priority.", n->preempted_total);
+            "Running pods preempted since the start: evicted for a pod of higher priority, or for "
+            "a pod within its tenant's dedicated GPUQuota taking back cards others borrowed.",
+            n->preempted_total);
     header(b, "gpusched_pods_evicted_total", "counter",
-           "Running pods the scheduler evicted since the start, by reason: preemption (priority), "
+           "Running pods the scheduler evicted since the start, by reason: preemption (priority, "
+           "or a tenant's dedicated quota taken back), "
            "reclaim (between queues), node_failure (a node or card failed).");
     gsd_text_printf(b,
                     "gpusched_pods_evicted_total{reason=\"preemption\"} %llu\n"
@@ -289,7 +292,7 @@ static void queues(struct gsd_text *b, const struct gsd_snap *n)
                                         "pending_gpus"};
     static const char *const help[4] = {
         "Each queue's weight, which its deserved share is in proportion to (Volcano Queue "
-        "spec.weight; without Queue documents each tenant is a queue of its DaemonConfig weight).",
+        "spec.weight; the implicit default queue weighs 1).",
         "Each queue's deserved GPUs: the schedulable cards water-filled by weight, each queue "
         "capped at its demand (allocated plus pending) and its nvidia.com/gpu capability.",
         "GPUs the running pods of each queue hold (whole cards plus shares of cards).",
