@@ -347,7 +347,8 @@ struct gs_pod_spec {
                               GS_UNSET = it restarts from zero */
     int same_card; /* annotation gpusched.io/same-card: "true": its N slices or replicas on one
                       card (default: N different cards) */
-    uint32_t model_mask;             /* allowed GPU models (node selector), 0 = any */
+    uint32_t model_mask;   /* allowed GPU models (node selector), 0 = any */
+    int model_by_selector; /* model_mask came from nodeSelector nvidia.com/gpu.product alone */
     char node_name[GS_SCN_NAME_MAX]; /* spec.nodeName or nodeSelector kubernetes.io/hostname:
                                         the one node it may run on; "" any */
     int node_by_selector;            /* node_name came from the nodeSelector alone */

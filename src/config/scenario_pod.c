@@ -545,8 +545,13 @@ static int selector_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
                             "nodeSelector nvidia.com/gpu.product: %s is not a GPU model in "
                             "the catalog",
                             gs__yaml_show(v, buf));
-    p->model_mask = 1u << m;
-    return 0;
+    /* with the gpusched.io/gpu-model annotation too, both hold */
+    p->model_by_selector = !p->model_mask;
+    p->model_mask = p->model_mask ? p->model_mask & 1u << m : 1u << m;
+    return p->model_mask ? 0
+                         : gs__yaml_err(c, v,
+                                        "nodeSelector nvidia.com/gpu.product and "
+                                        "gpusched.io/gpu-model name no model in common");
 }
 
 /* The annotations and labels the scenario reads. */
@@ -850,6 +855,7 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
         if ((rc = gpu_models(c, v, &m)) != 0)
             return rc;
         /* with a nodeSelector on the model too, both hold */
+        p->model_by_selector = 0;
         p->model_mask = p->model_mask ? p->model_mask & m : m;
         return p->model_mask ? 0
                              : gs__yaml_err(c, v,

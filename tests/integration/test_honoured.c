@@ -402,6 +402,18 @@ static void test_names_that_give_nothing(void **state)
     h_annotate(p, "gpusched.io/gpu-model", "T4");
     refused(&d, p, "metadata.annotations.gpusched.io/gpu-model",
             "tenant team-b: its GPUQuota gives none of the GPU models this pod allows");
+    /* ... and said by a nodeSelector, the refusal names it, not an annotation the pod lacks */
+    p = h_pod_json("team-b", "m2", 1, 0);
+    json_object_set_new(spec_of(p), "nodeSelector",
+                        json_pack("{s:s}", "nvidia.com/gpu.product", "Tesla-T4"));
+    refused(&d, p, "spec.nodeSelector.nvidia.com/gpu.product",
+            "tenant team-b: its GPUQuota gives none of the GPU models this pod allows");
+    /* both given: both hold (the nodeSelector, read after the annotation, replaced it) */
+    p = h_pod_json("team-b", "m3", 1, 0);
+    h_annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    json_object_set_new(spec_of(p), "nodeSelector",
+                        json_pack("{s:s}", "nvidia.com/gpu.product", "Tesla-T4"));
+    refused(&d, p, "spec.nodeSelector.nvidia.com/gpu.product", "name no model in common");
     p = h_pod_json("team-b", "m1", 1, 0);
     h_annotate(p, "gpusched.io/gpu-model", "T4|A100-SXM4-80GB");
     a = post(&d, p, 201);

@@ -759,6 +759,13 @@ static enum gs_tier tier_of(const struct gs_tenancy *t, const struct gs_pod_spec
     return ts && ts->topology_awareness ? ts->tier : GS_TIER_NONE;
 }
 
+/* The field that limits @sp to its GPU models: the annotation, or the nodeSelector alone. */
+static const char *model_field(const struct gs_pod_spec *sp)
+{
+    return sp->model_by_selector ? "spec.nodeSelector.nvidia.com/gpu.product"
+                                 : "metadata.annotations.gpusched.io/gpu-model";
+}
+
 /*
  * A MIG instance (`nvidia.com/mig-<profile>: 1`): in the full scheme, one instance of the
  * profile on a card of a model with MIG geometry; without MIG (exclusive and sharing ways), a
@@ -785,7 +792,7 @@ static int mig_demand(const struct gs_tenancy *t, struct rpod *p, const char *pr
             share = gs_mig_profile_share_milli(mm, prof);
     }
     if (share < 0 && !exists && elsewhere) {
-        p->field = "metadata.annotations.gpusched.io/gpu-model";
+        p->field = model_field(p->sp);
         gs__say(why, size,
                 "nvidia.com/mig-%s: no GPU model this pod allows (gpusched.io/gpu-model, "
                 "nodeSelector nvidia.com/gpu.product) has that MIG profile",
@@ -1090,7 +1097,7 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     struct card_bounds b = bounds_of(t, p->sp, p->sp->model_mask);
     fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
     if (c.gpu > 0 && b.most_gpus == 0 && sp->model_mask) {
-        p->field = "metadata.annotations.gpusched.io/gpu-model";
+        p->field = model_field(sp);
         gs__say(why, size, "no node has GPUs of the models this pod allows");
         return -1;
     }
@@ -1617,7 +1624,7 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         int shared = 0; /* asked as nvidia.com/gpu.shared, not turned to replicas by a tier */
         for (int i = 0; i < sp->ncontainers; i++)
             shared |= sp->containers[i].gpu_shared > 0;
-        p->field = sp->model_mask ? "metadata.annotations.gpusched.io/gpu-model"
+        p->field = sp->model_mask ? model_field(sp)
                    : shared       ? "spec.containers[].resources.limits.nvidia.com/gpu.shared"
                                   : "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(p->reason, sizeof(p->reason),
