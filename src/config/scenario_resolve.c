@@ -435,7 +435,9 @@ static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
     }
     for (size_t i = 0; i < s->policy.npodgroups; i++) {
         const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
-        if (members && members[i] > 0 && members[i] < g->min_member)
+        long tn = gs_scenario_tenant_of(s, g->ns); /* gangScheduling false: one by one */
+        int gang = tn < 0 || s->policy.tenants[tn].gang_scheduling;
+        if (gang && members && members[i] > 0 && members[i] < g->min_member)
             gs_diag_warn(d,
                          "%s: PodGroup %s/%s has minMember %d and %d pods of the scenario: they "
                          "wait to the end unless more join it",

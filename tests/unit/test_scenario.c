@@ -441,6 +441,18 @@ static void test_warnings(void **state)
     assert_int_equal(w.n, 1);
     assert_has(w.msg[0], ":1:1: PodGroup a/g has minMember 3 and 1 pods of the scenario");
     gs_scenario_free(s);
+    /* ... unless its tenant's GPUQuota says gangScheduling: false: its pods start one by one */
+    s = load_text_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                     "metadata: {name: g, namespace: a}\nspec: {minMember: 3}\n---\n"
+                     "kind: GPUQuota\nmetadata: {name: q, namespace: a}\nspec:\n  tenant: a\n"
+                     "  quotas: {a100-80gb: {total: 8}}\n"
+                     "  schedulingPolicy: {gangScheduling: false}\n---\n"
+                     "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a, annotations: "
+                     "{scheduling.k8s.io/group-name: g}}\nspec: {containers: [{name: m}]}\n",
+                     &d, &w);
+    for (int i = 0; i < w.n; i++)
+        assert_null(strstr(w.msg[i], "minMember"));
+    gs_scenario_free(s);
     /* an override for a tenant nothing defines applies to no pod */
     s = load_text_ok("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeflow-gpu-profiles}\n"
                      "data:\n  profiles.yaml: |\n    profiles: [{name: x, maxMemory: 16Gi}]\n"
