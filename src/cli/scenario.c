@@ -50,6 +50,37 @@ static void print_warning(void *ud, const char *msg)
     gs__cli_say("simulate", "warning: %s", msg);
 }
 
+/* The trace replay's options, listed by gpusched simulate --help: one given here says whose it
+ * is and what a scenario takes instead (NULL: it has no counterpart), not merely "unknown". */
+static int replay_only(const char *arg)
+{
+    static const char *const replay[][2] = {
+        {"--nodes", "a scenario's nodes are its Cluster document"},
+        {"--pods", "a scenario's pods are its Pod documents"},
+        {"--sequence", "a scenario's pods arrive at their sim.gpusched.io/arrival"},
+        {"--tune", "a scenario's pods arrive at their sim.gpusched.io/arrival"},
+        {"--policy", "a scenario's policy is its documents (a KubeSchedulerConfiguration "
+                     "among them), and --way picks how it runs"},
+        {"--config", "a scenario reads a KubeSchedulerConfiguration document among its files"},
+        {"--scheduler-name", "a scenario takes its KubeSchedulerConfiguration's first profile"},
+        {"--seed", "a scenario run draws nothing at random"},
+        {"--seeds", "a scenario run draws nothing at random"},
+        {"--tie-order", NULL},
+        {"--curve", "a scenario's --json holds each way's timeline"},
+    };
+    for (size_t k = 0; k < sizeof(replay) / sizeof(*replay); k++) {
+        size_t n = strlen(replay[k][0]);
+        if (strncmp(arg, replay[k][0], n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
+            gs__cli_say("simulate",
+                        "%s is an option of the trace replay (simulate without "
+                        "--scenario)%s%s",
+                        replay[k][0], replay[k][1] ? ": " : "", replay[k][1] ? replay[k][1] : "");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct sopts *o)
 {
     static const struct option longs[] = {{"scenario", required_argument, NULL, 's'},
@@ -106,6 +137,8 @@ static int parse(int argc, char **argv, struct sopts *o)
             usage(stdout);
             return -1;
         default:
+            if (replay_only(argv[optind - 1]))
+                return EXIT_BAD_INPUT;
             gs__cli_say("simulate", "%s \"%s\" (see gpusched simulate --help)",
                         gs_option_problem(c), argv[optind - 1]);
             return EXIT_BAD_INPUT;

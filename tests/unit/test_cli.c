@@ -482,6 +482,17 @@ static void test_bad_options(void **state)
     /* a scenario's option on a replay says whose it is */
     refused(ARGS("simulate", "--way", "full"), 2, 0, 0,
             ARGS("--way is an option of simulate --scenario FILE"));
+    /* and the replay's on a scenario, with what the scenario takes instead where it has one */
+    refused(ARGS("simulate", "--scenario", "tests/data/scenario/full.yaml", "--policy", "fgd"), 2,
+            0, 0,
+            ARGS("--policy is an option of the trace replay (simulate without --scenario)",
+                 "KubeSchedulerConfiguration"));
+    refused(ARGS("simulate", "--scenario", "x.yaml", "--seeds=1..2"), 2, 0, 0,
+            ARGS("--seeds is an option of the trace replay", "nothing at random"));
+    refused(ARGS("simulate", "--scenario", "x.yaml", "--nodes", "n.csv"), 2, 0, 0,
+            ARGS("--nodes is an option of the trace replay", "Cluster document"));
+    refused(ARGS("simulate", "--scenario", "x.yaml", "--tie-order", "seed"), 2, 0, 0,
+            ARGS("--tie-order is an option of the trace replay (simulate without --scenario)"));
 }
 
 /* What a usage error quotes of the command line is written escaped, as file contents are: an
