@@ -55,6 +55,11 @@ int gs__cli_same_file(const char *out, const char *in);
 int gs__cli_check_outputs(const char *const *outs, const char *const *flags, size_t nout,
                           const char *const *ins, size_t nin, struct gs_diag *d);
 
+/* gs__cli_policy() - --policy @name is one of gs_policy_names(), or "all" unless @no_all says
+ * why it is not taken (simulate.c); else a message for @cmd naming the option.
+ * Return: 0; EXIT_BAD_INPUT. */
+int gs__cli_policy(const char *cmd, const char *name, const char *no_all);
+
 /* Reading the simulator's JSON (bill.c), shared by bill and report. */
 #include <jansson.h>
 #include <stddef.h>

@@ -405,6 +405,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'Y':
             o->policy = optarg;
+            rc = gs__cli_policy("forecast", optarg,
+                                "the replay weighs elastic against static clusters under one "
+                                "policy (gpusched simulate --policy all compares policies)");
             break;
         case 'Z':
             o->right_size = 1;

@@ -130,6 +130,25 @@ static int parse_seeds(const char *s, struct opts *o)
     return o->seed_hi >= o->seed_lo && o->seed_hi - o->seed_lo < MAX_SEEDS ? 0 : -1;
 }
 
+int gs__cli_policy(const char *cmd, const char *name, const char *no_all)
+{
+    char known[160] = "";
+    for (const char *const *p = gs_policy_names(); *p; p++) {
+        if (strcmp(*p, name) == 0)
+            return 0;
+        snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", *known ? ", " : "",
+                 *p);
+    }
+    if (strcmp(name, "all") == 0 && !no_all)
+        return 0;
+    if (strcmp(name, "all") == 0)
+        gs__cli_say(cmd, "--policy all: %s; give one of %s", no_all, known);
+    else
+        gs__cli_say(cmd, "--policy %s: unknown policy (known: %s%s)", name, known,
+                    no_all ? "" : ", or all");
+    return EXIT_BAD_INPUT;
+}
+
 /* Apply one option. Return: 0; an exit status (> 0) after a message; -1 unknown option. */
 static int apply_opt(int c, const char *arg, struct opts *o)
 {
@@ -139,6 +158,8 @@ static int apply_opt(int c, const char *arg, struct opts *o)
     if (c > 0 && (size_t)c < sizeof(str) / sizeof(str[0]) && str[c]) {
         if (c == 'T' && strcmp(arg, "auto") && strcmp(arg, "seed") && strcmp(arg, "reference"))
             return bad("--tie-order: \"%s\" is not auto, seed or reference", arg);
+        if (c == 'P' && gs__cli_policy("simulate", arg, NULL))
+            return EXIT_BAD_INPUT;
         *str[c] = arg;
         return 0;
     }

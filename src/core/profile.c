@@ -204,7 +204,7 @@ int gs_profile_for_policy(const char *policy, struct gs_profile **out, struct gs
     if (k == NPOLICIES)
         return gs_diag_error(d,
                              "unknown policy \"%s\" (known: gpusched, fgd, bestfit, "
-                             "gpupacking, gpuclustering, dotprod, random, all)",
+                             "gpupacking, gpuclustering, dotprod, random)",
                              policy);
     return profile_of(k, policy, out, d);
 }

@@ -456,7 +456,7 @@ static void test_bad_options(void **state)
     (void)state;
     refused(ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--policy",
                  "nosuch"),
-            2, 0, 0, ARGS("nosuch"));
+            2, 0, 0, ARGS("--policy nosuch: unknown policy (known: gpusched,", "random, or all)"));
     refused(ARGS("simulate", "--tune", "abc"), 2, 0, 0, ARGS("--tune", "abc"));
     refused(ARGS("simulate", "--tune", "0"), 2, 0, 0, ARGS("--tune", "\"0\""));
     refused(ARGS("simulate", "--tune", "-1"), 2, 0, 0, ARGS("--tune", "-1"));
@@ -1887,6 +1887,9 @@ static void test_forecast_bad_input(void **state)
          NULL},
         {"forecast", "--dlrm", one, "--advice", "--target", "totl=wait:0s", NULL},
         {"forecast", "--dlrm", one, "--advice", "--quota", "total:A100=8", NULL},
+        /* "all" was listed as a known policy, and a bad one did not name the option */
+        {"forecast", "--dlrm", one, "--replay", "--policy", "all", NULL},
+        {"forecast", "--dlrm", one, "--replay", "--policy", "foo", NULL},
     };
     const char *want[] = {
         "bad_dlrm.csv:2:19: deletion_time: deleted (50) before created (100)",
@@ -1921,6 +1924,9 @@ static void test_forecast_bad_input(void **state)
         "--node-gpus any=8: model any given twice",
         "--target totl=...: no series is named \"totl\"",
         "--quota total:A100=...: no series of \"total\" on model \"A100\"",
+        "--policy all: the replay weighs elastic against static clusters under one policy",
+        "--policy foo: unknown policy (known: gpusched, fgd, bestfit, gpupacking, gpuclustering, "
+        "dotprod, random)\n",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         run(&r, cases[i]);
