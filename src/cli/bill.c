@@ -1069,7 +1069,7 @@ int cmd_bill(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     gs_diag_init(&d);
-    rc = gs_ratecard_load(o.rates, &in.rc, &d);
+    rc = gs__cli_of_option("--rates", gs_ratecard_load(o.rates, &in.rc, &d), &d);
     if (!rc)
         rc = load_json(o.file, &in.root, &d);
     if (!rc && (rc = bill_file(&in, &d)) != 0) {

@@ -27,6 +27,12 @@ int cmd_report(int argc, char **argv);
 void gs__cli_say(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gs__cli_vsay(const char *cmd, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+/* gs__cli_of_option() - @d's message about the file of option @opt (a load's, whose result is
+ * @rc), @opt put before it: "--rates X: cannot open: ..." tells which option to fix.
+ * Out of memory is left as it is. Return: @rc. */
+struct gs_diag;
+int gs__cli_of_option(const char *opt, int rc, struct gs_diag *d);
+
 /* gs__cli_placed() - @s's first pod a snapshot placed (sim.gpusched.io/node), NULL none: what
  * simulate takes with --from-now only. */
 struct gs_scenario;

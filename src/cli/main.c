@@ -44,6 +44,16 @@ void gs__cli_say(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
+int gs__cli_of_option(const char *opt, int rc, struct gs_diag *d)
+{
+    if (rc < 0 && rc != -ENOMEM && d->msg[0]) {
+        char msg[GS_DIAG_MSG_MAX];
+        memcpy(msg, d->msg, sizeof(msg));
+        gs_diag_error_code(d, rc, "%s %s", opt, msg);
+    }
+    return rc;
+}
+
 const struct gs_pod_spec *gs__cli_placed(const struct gs_scenario *s)
 {
     for (size_t i = 0; i < s->npods; i++)

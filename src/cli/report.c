@@ -1088,7 +1088,7 @@ int cmd_report(int argc, char **argv)
     rc = gs__cli_check_outputs((const char *[]){o.out}, (const char *[]){"-o"}, 1,
                                (const char *[]){o.file, o.rates, o.chart_js}, 3, &d);
     if (!rc)
-        rc = gs_ratecard_load(o.rates, &rc_card, &d);
+        rc = gs__cli_of_option("--rates", gs_ratecard_load(o.rates, &rc_card, &d), &d);
     doc.rc = rc_card;
     if (!rc && !(doc.top = run_new()))
         rc = gs_diag_error_code(&d, -ENOMEM, "out of memory");

@@ -330,9 +330,9 @@ int cmd_simulate_scenario(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     struct gs_ratecard *rates = NULL;
-    int r = o.quiet ? 0 : gs_ratecard_load(o.rates, &rates, &d);
+    int r = o.quiet ? 0 : gs__cli_of_option("--rates", gs_ratecard_load(o.rates, &rates, &d), &d);
     if (r < 0) {
-        gs__cli_say("simulate", "--rates: %s", d.msg[0] ? d.msg : strerror(-r));
+        gs__cli_say("simulate", "%s", d.msg[0] ? d.msg : strerror(-r));
         gs_scenario_free(s);
         return r == -ENOMEM ? 1 : EXIT_BAD_INPUT;
     }

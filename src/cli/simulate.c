@@ -307,7 +307,8 @@ static int load_profiles(const struct opts *o, struct inputs *in, struct gs_diag
 {
     int rc;
     if (o->config) {
-        rc = gs_config_load_kubesched(o->config, o->scheduler_name, &in->prof[0], d);
+        rc = gs__cli_of_option(
+            "--config", gs_config_load_kubesched(o->config, o->scheduler_name, &in->prof[0], d), d);
         if (rc == -EIO)
             rc = -EINVAL; /* an unreadable input is bad input (exit 2), not an internal error */
         in->nprof = rc ? 0 : 1;
@@ -394,7 +395,7 @@ int gs__cli_check_outputs(const char *const *outs, const char *const *flags, siz
             continue; /* opened to probe, a FIFO's reader would see its end */
         FILE *f = fopen(outs[i], "a");
         if (!f)
-            return gs_diag_error(d, "%s: cannot write: %s", outs[i], strerror(errno));
+            return gs_diag_error(d, "%s %s: cannot write: %s", flags[i], outs[i], strerror(errno));
         fclose(f);
         if (!existed)
             unlink(outs[i]);

@@ -639,11 +639,34 @@ static void test_unwritable_outputs(void **state)
                  "fgd", "--quiet", "--json", json),
             2, 1, 0, ARGS(json));
     const char *curve = tmp_path("no_such_dir/curve.csv");
+    char want[320];
+    snprintf(want, sizeof(want), "--curve %s: cannot write", curve);
     refused(ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--policy",
                  "fgd", "--quiet", "--curve", curve),
-            2, 1, 0, ARGS(curve));
-    /* "-" is standard output, as in simulate --scenario: the table goes to standard error */
+            2, 0, 0, ARGS(want));
+    /* the files read, as those written, are named with their option */
+    refused(ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--quiet",
+                 "--config", "/nope.yaml"),
+            2, 0, 0, ARGS("--config /nope.yaml: no such file"));
+    refused(ARGS("simulate", "--scenario", "tests/data/scenario/seed-rates.yaml", "--rates",
+                 "/nope.yaml"),
+            2, 0, 0, ARGS("--rates /nope.yaml: cannot open: No such file or directory"));
     struct t_run r;
+    const char *const *const named[] = {
+        ARGS("bill", "tests/data/billing/comparison.json", "--rates", "/nope.yaml"),
+        ARGS("forecast", "--dlrm", "data/alibaba-dlrm-v2025/disaggregated_DLRM_trace_first24d.csv",
+             "--advice", "--prom", curve),
+        ARGS("generate", "tenant-day", "-o", curve),
+    };
+    const char *named_want[] = {"--rates /nope.yaml: cannot open", "--prom ", "-o "};
+    for (size_t i = 0; i < sizeof(named) / sizeof(*named); i++) {
+        run(&r, named[i]);
+        expect_exit(&r, 2);
+        expect_has(r.err, named_want[i]);
+        expect_has(r.err, i ? curve : "/nope.yaml");
+        assert_int_equal(count_lines(r.err), 1);
+    }
+    /* "-" is standard output, as in simulate --scenario: the table goes to standard error */
     run(&r, ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--policy",
                  "fgd", "--quiet", "--curve", "-"));
     expect_exit(&r, 0);

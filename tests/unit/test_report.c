@@ -511,6 +511,11 @@ static void test_bad_input(void **state)
     const char *notjs = write_tmp("not-chart.js", "window.Chart = {};\n");
     const char *ending = write_tmp("ending.js", "/* Chart.js v3 */ var s = '</script>';\n");
     static const char *const none[] = {NULL};
+    /* a file refused names the option it came from */
+    const char *norates = tmp_path("none.yaml"), *nodir = tmp_path("no-dir/page.html");
+    char want_rates[320], want_nodir[320];
+    snprintf(want_rates, sizeof(want_rates), "--rates %s: cannot open", norates);
+    snprintf(want_nodir, sizeof(want_nodir), "-o %s: cannot write", nodir);
     struct {
         const char *const *args;
         const char *err;
@@ -613,8 +618,8 @@ static void test_bad_input(void **state)
          "would end its <script> early"},
         {(const char *const[]){"report", run, "-o", out, "--title", "a\x1b[31m", NULL},
          "--title: holds a control"},
-        {(const char *const[]){"report", run, "-o", out, "--rates", tmp_path("none.yaml"), NULL},
-         "none.yaml"},
+        {(const char *const[]){"report", run, "-o", out, "--rates", norates, NULL}, want_rates},
+        {(const char *const[]){"report", run, "-o", nodir, NULL}, want_nodir},
         {none, NULL},
     };
     for (size_t i = 0; cases[i].args[0]; i++) {
