@@ -26,6 +26,7 @@ struct sopts {
 
 static void usage(FILE *f)
 {
+    char rates[GS_DATA_PATH_MAX];
     fprintf(f,
             "usage: gpusched simulate --scenario FILE [--scenario FILE...] [options]\n"
             "  --scenario FILE   YAML documents: Cluster, Pods, GPUQuota, topology policy,\n"
@@ -37,11 +38,12 @@ static void usage(FILE *f)
             "                    document's horizon (default: until the last pod ends)\n"
             "  --json FILE       write pods and summary as JSON (\"-\" = standard output)\n"
             "  --rates FILE      the RateCard that prices each tenant's bill in the report\n"
-            "                    (default: the bundled data/billing/rates.yaml)\n"
+            "                    (default: %s)\n"
             "  --quiet           no text report\n"
             "  --from-now        continue a snapshot (GET /v1/snapshot of gpuschedd) from its\n"
             "                    Simulation's now: running pods stay where they run\n"
-            "                    (with --horizon, D after that now)\n");
+            "                    (with --horizon, D after that now)\n",
+            gs_data_file(GS_DATA_RATES, rates, sizeof(rates)));
 }
 
 static void print_warning(void *ud, const char *msg)
