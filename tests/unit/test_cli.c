@@ -1787,6 +1787,32 @@ static void test_scenario_bad_input(void **state)
 
 #define DLRM_TRACE "data/alibaba-dlrm-v2025/disaggregated_DLRM_trace_first24d.csv"
 
+/* forecast --help lists each option the man page lists, on a line of its own: --holdout, --step,
+ * --advice and --replay were only named inside other options' text or headings. */
+static void test_forecast_help_lists_man_options(void **state)
+{
+    (void)state;
+    struct t_run r;
+    run(&r, ARGS("forecast", "--help"));
+    expect_exit(&r, 0);
+    char *man = t_slurp("docs/man/gpusched.1.scd", NULL);
+    char *at = strstr(man, "\n## forecast\n"), *end = at ? strstr(at + 1, "\n## ") : NULL;
+    assert_non_null(end);
+    *end = '\0';
+    int n = 0;
+    for (char *p = strstr(at, "\n*--"); p; p = strstr(p + 1, "\n*--"), n++) {
+        char want[64];
+        size_t len = strcspn(p + 2, "*");
+        snprintf(want, sizeof(want), "\n  %.*s", (int)len, p + 2);
+        const char *hit = strstr(r.out, want);
+        if (!hit || (hit[strlen(want)] != ' ' && hit[strlen(want)] != '\n'))
+            fail_msg("forecast --help lists no line for %s", want + 3);
+    }
+    assert_true(n > 20);
+    free(man);
+    result_free(&r);
+}
+
 /* gpusched forecast on the bundled DLRM services: a forecast per service, JSON that parses, a
  * backtest that names its baselines, advice with Prometheus gauges. */
 static void test_forecast_dlrm(void **state)
@@ -1975,6 +2001,7 @@ int main(void)
         cmocka_unit_test(test_config_profiles),
         cmocka_unit_test(test_unsampleable_workloads),
         cmocka_unit_test(test_top_level),
+        cmocka_unit_test(test_forecast_help_lists_man_options),
         cmocka_unit_test(test_validate_seeds),
         cmocka_unit_test(test_validate_mig_policy_no_devices),
         cmocka_unit_test(test_validate_json),
