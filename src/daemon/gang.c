@@ -503,8 +503,8 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
 static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group *g)
 {
     if (g->members) {
-        gsd_reply_error(r, 409, "", "PodGroup %s/%s has %d pods; cancel them first", g->spec.ns,
-                        g->spec.name, g->members);
+        gsd_reply_error(r, 409, "", "PodGroup %s/%s has %d pod%s; cancel them first", g->spec.ns,
+                        g->spec.name, g->members, g->members == 1 ? "" : "s");
         return;
     }
     if (gs_tenancy_podgroup_drop(st->sched.tn, g->spec.ns, g->spec.name) < 0) {
@@ -544,7 +544,12 @@ static void one_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_
     if (!may_use(st, r, viewer, ns))
         return;
     struct gsd_group *g = gsd_group_find(st, ns, name);
-    if (!g)
+    if (!g && gsd_group_of_files(st->cfg, ns, name)) /* not shown here: say so, not "not found" */
+        gsd_reply_error(r, 404, "",
+                        "PodGroup %s/%s is defined by the daemon's config files, which the API "
+                        "does not show; GET /v1/pods/NAMESPACE/NAME of a member says how it stands",
+                        ns, name);
+    else if (!g)
         gsd_reply_error(r, 404, "", "PodGroup %s/%s not found", ns, name);
     else if (!strcmp(r->method, "GET"))
         gsd_reply_json(r, 200, group_json(g));

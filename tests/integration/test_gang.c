@@ -263,6 +263,11 @@ static void test_policy_gang_reloaded(void **state)
     submit_ended(&d, "pgp", "q0", "10s", 0);
     submit_ended(&d, "pgp", "q1", "10s", 0);
     pod_is(&d, "q0", "running", NULL);
+    struct answer a; /* not shown by the API, which says so rather than "not found" */
+    assert_int_equal(h_call(&d, "GET", "/v1/podgroups/team-a/pgp", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 404);
+    assert_non_null(strstr(a.body, "defined by the daemon's config files"));
+    h_answer_free(&a);
     h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 10}", 200);
     assert_int_equal(h_reload(&d), 0);
     submit_ended(&d, "pgp", "q2", "10s", 0);
