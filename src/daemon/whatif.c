@@ -211,6 +211,41 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
     }
 }
 
+/*
+ * The PodGroups pods wait for that neither the API nor the config files hold (a member may come
+ * before its PodGroup): each written with minMember one more than its pods held, so they wait on
+ * in the continuation, as here, and the snapshot still loads (the reader refuses a pod of an
+ * undefined PodGroup). An annotation says so. O(pods).
+ */
+static void unmade_podgroups(struct gsd_text *t, const struct gsd_state *st)
+{
+    json_t *waiting = json_object(); /* "NS/NAME": its pods */
+    char key[GSD_KEY_MAX];
+    for (const struct gsd_pod *p = st->head; p && waiting; p = p->next) {
+        if (!p->group[0] || p->grp || gsd_group_of_files(st->cfg, p->ns, p->group))
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", p->ns, p->group);
+        json_int_t n = json_integer_value(json_object_get(waiting, key));
+        if (json_object_set_new(waiting, key, json_integer(n + 1)))
+            t->full = 1; /* out of memory: the answer says so */
+    }
+    const char *k;
+    json_t *n;
+    json_object_foreach(waiting, k, n)
+    {
+        const char *slash = strchr(k, '/');
+        gsd_text_printf(t,
+                        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                        "metadata: {name: \"%s\", namespace: \"%.*s\", annotations: "
+                        "{gpusched.io/snapshot: \"not made in gpuschedd: its %lld pods wait for "
+                        "it\"}}\nspec:\n  minMember: %lld\n",
+                        slash + 1, (int)(slash - k), k, (long long)json_integer_value(n),
+                        (long long)json_integer_value(n) + 1);
+    }
+    t->full |= !waiting;
+    json_decref(waiting);
+}
+
 /* Each card's mode history (the mode it last took, kept when empty, and since when): what
  * cardModes lets it take next. gpuschedd runs with cardModes' defaults (convert, no hold). */
 static void card_modes(struct gsd_text *t, const struct gsd_state *st, int64_t origin)
@@ -418,6 +453,7 @@ void gsd_whatif_snapshot(struct gsd_state *st, struct gsd_req *r)
     if (st->cfg->policy_text)
         gsd_text_put(&t, st->cfg->policy_text, strlen(st->cfg->policy_text));
     podgroups(&t, st);
+    unmade_podgroups(&t, st);
     simulation(&t, st, now - origin, origin);
     for (const struct gsd_pod *p = st->head; p && !t.full; p = p->next) {
         if (p->state == GSD_EVICTING) /* leaving: its node's cards are held (card_holds()) */

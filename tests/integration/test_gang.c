@@ -758,10 +758,18 @@ static void test_podgroup_metadata(void **state)
     h_expect(&d, "GET", "/v1/podgroups/team-a/pg1", TOKEN_A, NULL, 200, &a);
     meta_is(&a, "train", "a \"quoted\" word");
     h_answer_free(&a);
+    json_t *w = h_pod_json("team-a", "w0", 1, 0); /* its PodGroup not made yet */
+    h_annotate(w, "scheduling.k8s.io/group-name", "later");
+    json_decref(h_submit(&d, TOKEN_A, json_dumps(w, JSON_COMPACT), 201));
+    json_decref(w);
     h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
     if (!strstr(a.body, "metadata: {name: \"pg1\", namespace: \"team-a\", annotations: "
                         "{\"note\":\"a \\\"quoted\\\" word\"}, labels: {\"app\":\"train\"}}\n"))
         fail_msg("the PodGroup's labels are not in the snapshot: %s", a.body);
+    if (!strstr(a.body, "metadata: {name: \"later\", namespace: \"team-a\", annotations: "
+                        "{gpusched.io/snapshot: \"not made in gpuschedd: its 1 pods wait for "
+                        "it\"}}\nspec:\n  minMember: 2\n"))
+        fail_msg("no PodGroup w0 waits for in the snapshot: %s", a.body);
     snprintf(path, sizeof(path), "%s/snap.yaml", d.dir);
     snprintf(json, sizeof(json), "%s/snap.json", d.dir);
     assert_int_equal(h_write(path, a.body), 0);
