@@ -320,9 +320,11 @@ static void test_gang_over_quota(void **state)
         snprintf(name, sizeof(name), "w%d", i);
         submit_member(&d, name, "pg1");
     }
+    /* it says it can never start, not only that the last member found no quota left */
     pod_is(&d, "w0", "pending",
-           "gang pg1: member w3 cannot be placed: tenant team-a: GPUQuota a100-80gb total "
-           "24/24 GPUs");
+           "gang pg1: its 4 members waiting ask 32 GPUs together, more than tenant team-a's "
+           "GPUQuota total of the models they may use (24): it cannot start while that quota "
+           "stands");
     group_is(&d, "Pending", 4, 0);
     h_expect(&d, "GET", "/v1/tenants/team-a", TOKEN_A, NULL, 200, &a);
     json_t *m = json_array_get(json_object_get(json_object_get(a.json, "quota"), "models"), 0);

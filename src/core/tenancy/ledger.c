@@ -20,9 +20,7 @@ static const struct gs_model_quota *model_quota(const struct gs_tenancy *t, int3
     return gs_tenant_model_quota(&t->pol->tenants[tenant], model);
 }
 
-/* GPUs from milli-GPU as a number of GPUs, in as few decimals as are exact: "2", "12.3",
- * "2.83", "0.999" (never rounded). */
-static void milli_str(char *buf, size_t size, int64_t m)
+void gs__milli_str(char *buf, size_t size, int64_t m)
 {
     int64_t frac = m % 1000;
     if (frac == 0) {
@@ -54,9 +52,9 @@ static int gpuquota_bucket(const struct gs_tenancy *t, const struct rpod *p, int
     int over_total = ded + sh + p->milli > q->total_milli;
     int64_t used = over_total ? ded + sh : gs_quota_borrowed(q, ded, sh, t->shw_used[k]);
     int64_t cap = over_total ? q->total_milli : q->shared_milli;
-    milli_str(a, sizeof(a), used);
-    milli_str(b, sizeof(b), cap);
-    milli_str(c, sizeof(c), p->milli);
+    gs__milli_str(a, sizeof(a), used);
+    gs__milli_str(b, sizeof(b), cap);
+    gs__milli_str(c, sizeof(c), p->milli);
     int n = gs__say(why, size, "tenant %s: GPUQuota %s %s %s/%s GPUs", ts->name, q->key,
                     over_total ? "total" : "shared", a, b);
     if (used < cap) /* room is left, only not enough for this pod */
@@ -100,8 +98,8 @@ static int queue_cap_ok(const struct gs_tenancy *t, const struct rpod *p, char *
         int64_t cap = gs_queue_gpu_cap_milli(q, p->fit.whole);
         if (t->q_used[p->queue] + p->milli > cap) {
             char a[32], b[32];
-            milli_str(a, sizeof(a), t->q_used[p->queue]);
-            milli_str(b, sizeof(b), cap);
+            gs__milli_str(a, sizeof(a), t->q_used[p->queue]);
+            gs__milli_str(b, sizeof(b), cap);
             gs__say(why, size, "queue %s: nvidia.com/gpu %s/%s capability", q->name, a, b);
             return 0;
         }
@@ -323,7 +321,7 @@ static void amount(char *buf, size_t size, int r, int64_t v)
     if (r == R_CPU || r == R_MEM || r == R_PODS) /* as Kubernetes writes them: 2500m, 11Gi, 4 */
         gs__amount(r == R_CPU ? GS_UNIT_MILLI : r == R_MEM ? GS_UNIT_MIB : GS_UNIT_COUNT, v, buf);
     else
-        milli_str(buf, size, v);
+        gs__milli_str(buf, size, v);
 }
 
 static const char *const res_name[R_N] = {"nvidia.com/gpu", "cpu", "memory", "pods"};

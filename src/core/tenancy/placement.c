@@ -1064,6 +1064,37 @@ static int place_members(struct gs_tenancy *t, const int32_t *m, int nm, struct 
  * (every bind and eviction of the attempt is undone). Once minMember run, later members go one
  * by one. Return: 0 placed, 1 not, < 0 error.
  */
+/*
+ * Do the first @n members of @m (a gang's waiting members, one tenant's) ask more GPUs together
+ * than their tenant's GPUQuota totals give over every model they may use? Then the gang can never
+ * start while its quota stands, and the first member's reason says so (each member's own reason
+ * named only its own ask against what was free of the quota).
+ */
+static int over_quota(struct gs_tenancy *t, const int32_t *m, int n)
+{
+    struct rpod *p = &t->pods[m[0]];
+    const struct gs_tenant_spec *ts =
+        (size_t)p->tenant < t->pol->ntenants ? &t->pol->tenants[p->tenant] : NULL;
+    if (!ts || !ts->has_quota || t->way != GS_WAY_FULL)
+        return 0;
+    int64_t need = 0, total = 0;
+    for (int k = 0; k < n; k++)
+        need += t->pods[m[k]].milli;
+    for (int k = 0; k < ts->nquotas; k++)
+        if (gs__model_allowed(p->fit.model_mask, ts->quotas[k].model))
+            total += ts->quotas[k].total_milli;
+    if (need <= total)
+        return 0;
+    char a[32], b[32];
+    gs__milli_str(a, sizeof(a), need);
+    gs__milli_str(b, sizeof(b), total);
+    gs__say(p->reason, GS_REASON_MAX,
+            "gang %s: its %d members waiting ask %s GPUs together, more than tenant %s's GPUQuota "
+            "total of the models they may use (%s): it cannot start while that quota stands",
+            p->sp->group, n, a, ts->name, b);
+    return 1;
+}
+
 int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
 {
     struct gang *g = &t->gangs[group];
@@ -1085,6 +1116,10 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
         *capacity = 0;
     } else if (lacking <= 0) {
         r = 1; /* satisfied gangs grow one pod at a time through the normal path */
+    } else if (over_quota(t, m, gs__tn_gang_elastic(g) ? lacking : nm)) {
+        for (int k = 1; k < nm; k++)
+            gs__reason_copy(t->pods[m[k]].reason, t->pods[m[0]].reason);
+        *capacity = 0;
     } else {
         /* An elastic gang (minMember below its members) places what minMember lacks all or
          * nothing; the rest grow one by one into room as it comes. A gang that fits one NVLink

@@ -553,6 +553,11 @@ int gs__tn_work_gang(struct gs_tenancy *t, int32_t g);
 /* What @pod received per card and unit on average since it started (what billing meters). */
 int32_t gs__tn_slice_share(const struct gs_tenancy *t, int32_t pod);
 
+/* ledger.c */
+/* GPUs from milli-GPU @m into @buf (@size bytes), in as few decimals as are exact: "2", "12.3",
+ * "2.83", "0.999" (never rounded). */
+void gs__milli_str(char *buf, size_t size, int64_t m);
+
 /* order.c */
 /* Queue @pod (pending, arrived) for the pass; a pod already queued stays where it is. */
 int gs__tn_pending_add(struct gs_tenancy *t, int32_t pod);
