@@ -218,9 +218,9 @@ static void test_refusals(void **state)
         const char *profile, *field, *why;
         int gpus; /* nvidia.com/gpu with it, 0 none */
     } bad[] = {
-        {"1g.20gb", "spec.containers[].resources.limits",
+        {"1g.20gb", "spec.containers[0].resources.limits",
          "allows that MIG profile on no GPU model of this cluster", 0},
-        {"2g.10gb", "spec.containers[].resources", "a MIG instance or cards, not both", 1},
+        {"2g.10gb", "spec.containers[0].resources", "a MIG instance or cards, not both", 1},
     };
     assert_int_equal(setup_mig(&d, 1), 0);
     assert_int_equal(h_start(&d), 0);

@@ -134,7 +134,7 @@ static void test_gpuquota(void **state)
     assert_int_equal(used, 8000);
     assert_int_equal(hard, 8000);
     post(&d, "team-a", "a4", 5, &a);
-    refused(&a, "spec.containers[].resources.limits.nvidia.com/gpu",
+    refused(&a, "spec.containers[0].resources.limits.nvidia.com/gpu",
             "tenant team-a: maxGPUsPerPod 4 < nvidia.com/gpu 5");
     /* The same pod through the extender: filter passes no node, naming the limit. */
     static const char *const a100[] = {"n-a100-0"};

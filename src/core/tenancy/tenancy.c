@@ -377,6 +377,8 @@ void gs__tn_field_path(const struct gs_pod_spec *sp, const char *field, int at, 
                        size_t size)
 {
     static const char list[] = "containers[]";
+    if (at < 0 && sp->ncontainers == 1) /* the pod's sum is its one container's ask */
+        at = 0;
     const char *c = at >= 0 && at < sp->ncontainers ? strstr(field, list) : NULL;
     if (!c) {
         snprintf(buf, size, "%s", field);

@@ -389,8 +389,9 @@ struct gs_tenancy {
 /* admission.c */
 int gs__tn_admission_init(struct gs_tenancy *t);
 
-/* gs__tn_field_path() - @field, its "containers[]" naming container @at of @sp as an API server
- * names it ("spec.containers[1]", "spec.initContainers[0]"), into @buf. */
+/* gs__tn_field_path() - @field, its "containers[]" naming container @at of @sp (-1: the pod's
+ * sum, its one container's when it has one) as an API server names it ("spec.containers[1]",
+ * "spec.initContainers[0]"), into @buf. */
 void gs__tn_field_path(const struct gs_pod_spec *sp, const char *field, int at, char *buf,
                        size_t size);
 /* Is tier @ts (NULL or undefined: the tier as the README defines it) a requirement: strategy
