@@ -334,6 +334,37 @@ static void test_gang_over_quota(void **state)
     h_cleanup(&d);
 }
 
+/* A gang whose members may use different models counts the quota of every model any of them may
+ * use: 4 T4s and 8 A100s fit totals of 4 and 8 (it was told it could never start). */
+static void test_gang_quota_of_each_model(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0); /* two 8-card A100 boards and a 4-card T4 box */
+    assert_int_equal(h_policy(&d, "kind: GPUQuota\nmetadata: {name: q, namespace: team-a}\n"
+                                  "spec:\n  tenant: team-a\n"
+                                  "  quotas: {a100-80gb: {total: 8, shared: 8}, t4: {total: 4, "
+                                  "shared: 4}}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"mm\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":2}}",
+              201);
+    static const char *const member[][2] = {{"t", "T4"}, {"a", "A100-SXM4-80GB"}};
+    for (int i = 0; i < 2; i++) {
+        json_t *p = h_pod_json("team-a", member[i][0], i ? 8 : 4, 0);
+        h_annotate(p, "scheduling.k8s.io/group-name", "mm");
+        h_annotate(p, "gpusched.io/gpu-model", member[i][1]);
+        json_decref(h_submit(&d, TOKEN_A, json_dumps(p, JSON_COMPACT), 201));
+        json_decref(p);
+    }
+    pod_is(&d, "t", "running", NULL);
+    pod_is(&d, "a", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Member @name of PodGroup @pg (8 cards) through kube-scheduler's filter: the nodes it passes. */
 static json_t *ext_filter(const struct daemon *d, const char *name, const char *pg)
 {
@@ -887,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_podgroups_paged),
         cmocka_unit_test(test_gang_long_name),
         cmocka_unit_test(test_gang_over_quota),
+        cmocka_unit_test(test_gang_quota_of_each_model),
         cmocka_unit_test(test_gang_succeeded_kept),
         cmocka_unit_test(test_policy_gang_reloaded),
         cmocka_unit_test(test_elastic_extra_after_reload),

@@ -1066,9 +1066,9 @@ static int place_members(struct gs_tenancy *t, const int32_t *m, int nm, struct 
  */
 /*
  * Do the first @n members of @m (a gang's waiting members, one tenant's) ask more GPUs together
- * than their tenant's GPUQuota totals give over every model they may use? Then the gang can never
- * start while its quota stands, and the first member's reason says so (each member's own reason
- * named only its own ask against what was free of the quota).
+ * than their tenant's GPUQuota totals give over every model any of them may use? Then the gang can
+ * never start while its quota stands, and the first member's reason says so (each member's own
+ * reason named only its own ask against what was free of the quota).
  */
 static int over_quota(struct gs_tenancy *t, const int32_t *m, int n)
 {
@@ -1078,10 +1078,16 @@ static int over_quota(struct gs_tenancy *t, const int32_t *m, int n)
     if (!ts || !ts->has_quota || t->way != GS_WAY_FULL)
         return 0;
     int64_t need = 0, total = 0;
-    for (int k = 0; k < n; k++)
+    uint32_t models = 0; /* the models any member may use; 0, any model */
+    int any = 0;
+    for (int k = 0; k < n; k++) {
         need += t->pods[m[k]].milli;
+        any |= !t->pods[m[k]].fit.model_mask;
+        models |= t->pods[m[k]].fit.model_mask;
+    }
+    models = any ? 0 : models;
     for (int k = 0; k < ts->nquotas; k++)
-        if (gs__model_allowed(p->fit.model_mask, ts->quotas[k].model))
+        if (gs__model_allowed(models, ts->quotas[k].model))
             total += ts->quotas[k].total_milli;
     if (need <= total)
         return 0;
