@@ -84,7 +84,10 @@ static int gcm_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
             g->where, gs__yaml_hint(k, known, g->pods_ok ? 5 : 4, hint, sizeof(hint)));
     int rc = gs__scn_qty_unread(c, v, what);
     if (!rc)
-        gs__yaml_warn(c, k, "%s: local ephemeral storage is not simulated; not enforced", what);
+        gs__yaml_warn(c, k,
+                      "%s: local ephemeral storage is taken without effect: gpusched neither "
+                      "places nor limits by it",
+                      what);
     return rc;
 }
 

@@ -273,6 +273,8 @@ static int min_resources(const json_t *v, struct gsd_group *g, struct gsd_ferr *
     if (!v || json_is_null(v))
         return 0;
     gs_diag_init(&d);
+    d.warn = gsd_ferr_warning; /* ephemeral-storage: taken without effect, and said */
+    d.warn_ud = e;
     int rc = gs_podgroup_min_resources_json(v, &g->spec, at, sizeof(at), &d);
     snprintf(field, sizeof(field), "spec.minResources%s%s", at[0] ? "." : "", at);
     if (rc == -ENOMEM) {
@@ -491,12 +493,15 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
     json_t *body;
     if (gsd_body_json(r, &body))
         return;
+    e.warning[0] = '\0';
     int rc = parse_group(body, &g, &e);
     json_decref(body);
-    if (rc)
+    if (rc) {
         gsd_reply_error(r, e.status, e.field, "%s", e.msg);
-    else
+    } else {
+        gsd_reply_warning(r, e.warning); /* an error answer drops it */
         post_parsed(st, r, viewer, &g);
+    }
     free(g.meta); /* kept by a copy */
 }
 

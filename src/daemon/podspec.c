@@ -249,9 +249,7 @@ static int reals_as_text(json_t *v)
     return rc;
 }
 
-/* The first warning a pod's read gives (gs__yaml_note(): what is taken without effect), kept in
- * the gsd_ferr @ud. */
-static void first_warning(void *ud, const char *msg)
+void gsd_ferr_warning(void *ud, const char *msg)
 {
     struct gsd_ferr *e = ud;
     int at = 0; /* "body:L:C: ": a JSON body's reader has no lines; the message names the field */
@@ -296,7 +294,7 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
     if (!rc) {
         struct gs_diag d;
         gs_diag_init(&d);
-        d.warn = first_warning;
+        d.warn = gsd_ferr_warning;
         d.warn_ud = e;
         rc = gs_pod_parse_json("body", pod, strict, &out->s, e->field, sizeof(e->field), &d);
         if (rc == -ENOMEM)

@@ -31,6 +31,10 @@ struct gsd_ferr {
     char warning[GS_DIAG_MSG_MAX];
 };
 
+/* gsd_ferr_warning() - a gs_diag warn callback: the first warning a read gives (what it takes
+ * without effect), its "body:L:C: " dropped, into the struct gsd_ferr @ud's warning. */
+void gsd_ferr_warning(void *ud, const char *msg);
+
 /*
  * gsd_podspec_parse() - read the Kubernetes Pod object of JSON text @text (@len bytes) into
  * @out: the scheduler's view through the one Pod parser (gs_pod_parse(), the simulator's own:

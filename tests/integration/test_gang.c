@@ -453,13 +453,20 @@ static void test_gang_min_resources(void **state)
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
               "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
               "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":16}}}",
-              409); /* another minResources under its name */
+              409);  /* another minResources under its name */
+    struct answer a; /* ephemeral-storage is taken without effect, and said, as for a pod */
+    h_expect(&d, "POST", "/v1/podgroups", TOKEN_A,
+             "{\"metadata\":{\"name\":\"pge\",\"namespace\":\"team-a\"},\"spec\":{"
+             "\"minMember\":1,\"minResources\":{\"cpu\":\"1\",\"ephemeral-storage\":\"1Gi\"}}}",
+             201, &a);
+    assert_non_null(strstr(a.warning, "ephemeral-storage: local ephemeral storage is taken without "
+                                      "effect"));
+    h_answer_free(&a);
     submit_member(&d, "m0", "pgm");
     pod_is(&d, "m0", "pending", why_pgm);
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
     pod_is(&d, "m0", "pending", why_pgm);
-    struct answer a;
     h_expect(&d, "GET", "/v1/podgroups/team-a/pgm", TOKEN_A, NULL, 200, &a);
     char *mr = json_dumps(json_object_get(a.json, "minResources"), JSON_COMPACT | JSON_SORT_KEYS);
     assert_string_equal(mr, "{\"cpu\":\"500m\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"32\","
