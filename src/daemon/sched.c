@@ -127,43 +127,44 @@ void gsd_sched_close(struct gsd_state *st)
 }
 
 /* @p's JSON-facing view, from the scheduler's. */
-static int ns_char(char c)
+static int name_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
 }
 
 /*
- * @p's reason as its tenant may read it: a pod of another tenant it names ("preempted by NS/NAME",
- * "held for NS/NAME, which waits ahead in the queue") is "a pod of another tenant", as no tenant
- * learns another's pod names or namespaces (security.md); the log, the admin's, names it. A
- * NS/NAME counts where NS is a namespace another tenant owns ("5/6 GPUs" is left alone). In place.
+ * @p's reason as its tenant may read it: where the scheduler names the pod it was evicted for
+ * ("preempted by NS/NAME", "reclaimed by NS/NAME") or the pod backfill holds cards for ("held for
+ * NS/NAME, which waits ahead in the queue"), another tenant's pod is "a pod of another tenant", as
+ * no tenant learns another's pod names or namespaces (security.md); the log names it. In place.
  */
 static void own_words(const struct gsd_state *st, struct gsd_pod *p)
 {
+    static const char *const before[] = {"preempted by ", "reclaimed by ", "held for "};
     char out[sizeof(p->reason)], ns[GSD_NAME_MAX];
-    const char *r = p->reason, *from = r;
+    const char *from = p->reason, *at;
     size_t o = 0;
-    for (const char *slash = strchr(r, '/'); slash; slash = strchr(slash + 1, '/')) {
-        const char *a = slash, *z = slash + 1;
-        while (a > from && ns_char(a[-1]))
-            a--;
-        while (ns_char(*z) || *z == '.')
-            z++;
+    for (size_t k = 0; k < sizeof(before) / sizeof(before[0]); k++) {
+        if (!(at = strstr(from, before[k])))
+            continue;
+        const char *a = at + strlen(before[k]), *slash = a, *z;
+        while (name_char(*slash) && *slash != '.')
+            slash++;
+        for (z = slash + 1; *slash == '/' && name_char(*z); z++)
+            ;
         const struct gsd_tenant *t = NULL;
-        if (a < slash && z > slash + 1 && (a == r || a[-1] == ' ' || a[-1] == '(') &&
-            (size_t)(slash - a) < sizeof(ns)) {
+        if (*slash == '/' && slash > a && (size_t)(slash - a) < sizeof(ns)) {
             snprintf(ns, sizeof(ns), "%.*s", (int)(slash - a), a);
             t = gsd_tenant_of_ns(st->cfg, ns);
         }
         if (!t || !strcmp(t->name, p->tenant))
             continue;
-        o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*s%s", (int)(a - from), from,
-                              "a pod of another tenant");
+        o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*sa pod of another tenant",
+                              (int)(a - from), from);
         o = o < sizeof(out) ? o : sizeof(out) - 1;
         from = z;
-        slash = z - 1;
     }
-    if (from == r)
+    if (from == p->reason)
         return;
     snprintf(out + o, sizeof(out) - o, "%s", from);
     memcpy(p->reason, out, sizeof(out));
