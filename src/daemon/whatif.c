@@ -215,7 +215,8 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
  * The PodGroups pods wait for that neither the API nor the config files hold (a member may come
  * before its PodGroup): each written with minMember one more than its pods held, so they wait on
  * in the continuation, as here, and the snapshot still loads (the reader refuses a pod of an
- * undefined PodGroup). An annotation says so. O(pods).
+ * undefined PodGroup). An annotation says so. Under gangScheduling: false they start there
+ * (whatif.md says so). O(pods).
  */
 static void unmade_podgroups(struct gsd_text *t, const struct gsd_state *st)
 {
