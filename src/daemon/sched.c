@@ -126,7 +126,6 @@ void gsd_sched_close(struct gsd_state *st)
     memset(s, 0, sizeof(*s));
 }
 
-/* @p's JSON-facing view, from the scheduler's. */
 static int name_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
@@ -170,6 +169,7 @@ static void own_words(const struct gsd_state *st, struct gsd_pod *p)
     memcpy(p->reason, out, sizeof(out));
 }
 
+/* @p's JSON-facing view, from the scheduler's. */
 void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
 {
     struct gs_tenancy_pod v;

@@ -396,7 +396,6 @@ static struct user_said *user_said(struct gs_tenancy *t, int32_t user)
     return &t->user_said[user];
 }
 
-/* maxPodsPerUser, checked on its own: pods alike but for their user share a bucket. */
 /* Does @p's user run as many pods as its tenant's maxPodsPerUser lets it? */
 static int user_full(const struct gs_tenancy *t, const struct rpod *p)
 {
@@ -408,6 +407,7 @@ static int user_full(const struct gs_tenancy *t, const struct rpod *p)
            t->user_running[p->user] >= ts->max_pods_per_user;
 }
 
+/* maxPodsPerUser, checked on its own: pods alike but for their user share a bucket. */
 static int user_at_limit(struct gs_tenancy *t, struct rpod *p)
 {
     if (!user_full(t, p))
