@@ -449,6 +449,12 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
         gsd_agent_handle(st, r, rest, -2);
         return;
     }
+    if (tail && (!strcmp(tail, "/register") || !strcmp(tail, "/pods"))) {
+        gsd_reply_error(r, 403, "Authorization",
+                        "%s /v1/nodes/NAME%s is for the node's own token or the admin's", r->method,
+                        tail);
+        return;
+    }
     if (!strcmp(r->method, "POST") && rest) {
         gsd_node_post(st, r, rest);
         return;

@@ -244,6 +244,11 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
         gsd_reply_error(r, 400, "namespace", "namespace: expected a DNS label (a-z, 0-9, '-')");
         return;
     }
+    if (ns && viewer && gsd_tenant_of_ns(n->cfg, ns) != viewer) { /* as GET /v1/pods/NS/NAME */
+        gsd_reply_error(r, 403, "namespace",
+                        "namespace %s: a tenant token lists its own namespaces' pods only", ns);
+        return;
+    }
     if (state) {
         want = !strcmp(state, "pending") ? 0 : !strcmp(state, "running") ? 1 : -2;
         if (want == -2) {
