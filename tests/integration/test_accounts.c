@@ -167,7 +167,7 @@ static void test_volcano_queues(void **state)
     queued(&d, "team-b", "d1", 1, 0, NULL, "running");
     h_expect(&d, "GET", "/v1/pods/team-a/r2", TOKEN_A, NULL, 200, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "reason")),
-                        "queue research: nvidia.com/gpu 8/8 capability");
+                        "queue research: nvidia.com/gpu 8+1 > capability 8");
     assert_string_equal(json_string_value(json_object_get(a.json, "queue")), "research");
     h_answer_free(&a);
     assert_int_equal(post_queued(&d, "team-b", "x", 1, 0, "nope", &a), 400);

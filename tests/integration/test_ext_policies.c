@@ -170,7 +170,7 @@ static void test_queue_capability(void **state)
     free(r0);
     char *r1 =
         h_pod_annotated("team-a", "r1", 1, 0, "scheduling.volcano.sh/queue-name", "research");
-    fails_with(&d, r1, "n-a100-0", "queue research: nvidia.com/gpu 2/2 capability");
+    fails_with(&d, r1, "n-a100-0", "queue research: nvidia.com/gpu 2+1 > capability 2");
     free(r1);
     /* a share of 40 % fits within 2 x 1.5 */
     char *r2 =

@@ -97,10 +97,11 @@ static int queue_cap_ok(const struct gs_tenancy *t, const struct rpod *p, char *
     if (q->cap_gpu_milli != GS_UNSET) {
         int64_t cap = gs_queue_gpu_cap_milli(q, p->fit.whole);
         if (t->q_used[p->queue] + p->milli > cap) {
-            char a[32], b[32];
+            char a[32], b[32], c[32];
             gs__milli_str(a, sizeof(a), t->q_used[p->queue]);
-            gs__milli_str(b, sizeof(b), cap);
-            gs__say(why, size, "queue %s: nvidia.com/gpu %s/%s capability", q->name, a, b);
+            gs__milli_str(b, sizeof(b), p->milli);
+            gs__milli_str(c, sizeof(c), cap);
+            gs__say(why, size, "queue %s: nvidia.com/gpu %s+%s > capability %s", q->name, a, b, c);
             return 0;
         }
     }
