@@ -746,6 +746,18 @@ static void test_deploy_files(void **state)
     free(v1);
     free(v1beta3);
     free(v1beta1);
+    /* the agent's DaemonSet reaches gpuschedd where it listens, with a CA and a node token it
+     * has */
+    char *daemon = t_slurp("deploy/gpuschedd.yaml", NULL),
+         *agent = t_slurp("deploy/gpusched-agent.yaml", NULL);
+    assert_non_null(strstr(daemon, "- --listen=0.0.0.0:8443\n"));
+    assert_non_null(strstr(daemon, "\n    nodeTokenSHA256: "));
+    assert_non_null(strstr(daemon, "matchLabels: {app.kubernetes.io/name: gpusched-agent}"));
+    assert_non_null(strstr(agent, "- --server=https://gpuschedd.gpusched-system.svc:8443\n"));
+    assert_non_null(strstr(agent, "- --ca-file=/etc/gpusched-agent/tls/ca.crt\n"));
+    assert_non_null(strstr(agent, "secretName: gpuschedd-tls, items: [{key: ca.crt"));
+    free(daemon);
+    free(agent);
     struct gs_cluster *c;
     struct gs_scenario *inv;
     assert_int_equal(gsd_inventory_load("data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", NULL,
