@@ -1403,6 +1403,46 @@ static void warn_cert_dates(const char *pem, const char *path)
     gnutls_x509_crt_deinit(crt);
 }
 
+/* The PEM files read as GnuTLS will use them, so that a wrong one stops the start with its
+ * reason (a key that is not the certificate's; a --tls-client-ca with no certificate in it, with
+ * which every extender call would be refused). Return: 0; -EINVAL after writing @d. */
+static int tls_check(const struct gsd_server *s, const struct gsd_listen *l, struct gs_diag *d)
+{
+    gnutls_certificate_credentials_t cred;
+    if (gnutls_certificate_allocate_credentials(&cred) < 0)
+        return gs_diag_error_code(d, -ENOMEM, "out of memory");
+    gnutls_datum_t cert = {(unsigned char *)s->cert, (unsigned)strlen(s->cert)},
+                   key = {(unsigned char *)s->key, (unsigned)strlen(s->key)};
+    int rc = gnutls_certificate_set_x509_key_mem(cred, &cert, &key, GNUTLS_X509_FMT_PEM), err = 0;
+    if (rc < 0)
+        err = gs_diag_error(d, "--tls-cert %s with --tls-key %s: %s", l->tls_cert, l->tls_key,
+                            gnutls_strerror(rc));
+    if (!err && s->client_ca) {
+        gnutls_datum_t ca = {(unsigned char *)s->client_ca, (unsigned)strlen(s->client_ca)};
+        rc = gnutls_certificate_set_x509_trust_mem(cred, &ca, GNUTLS_X509_FMT_PEM);
+        if (rc <= 0)
+            err = gs_diag_error(d, "--tls-client-ca %s: %s", l->client_ca,
+                                rc < 0 ? gnutls_strerror(rc) : "no PEM certificate in it");
+    }
+    gnutls_certificate_free_credentials(cred);
+    return err;
+}
+
+/* Why @ss cannot be listened on, as bind(2) says (libmicrohttpd's failure gives no errno). */
+static const char *bind_why(const struct sockaddr_storage *ss)
+{
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, e = 0;
+    socklen_t len =
+        ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (fd < 0)
+        return strerror(errno);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* as libmicrohttpd does */
+    if (bind(fd, (const struct sockaddr *)ss, len) || listen(fd, 1))
+        e = errno;
+    close(fd);
+    return e ? strerror(e) : "libmicrohttpd could not start (see its log line above)";
+}
+
 static void mhd_panic(void *cls, const char *file, unsigned line, const char *reason)
 {
     char where[32];
@@ -1477,6 +1517,8 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
     }
     if (l->client_ca && !(s->client_ca = slurp(l->client_ca, d)))
         return -EINVAL;
+    if (s->cert && tls_check(s, l, d))
+        return -EINVAL;
     MHD_set_panic_func(mhd_panic, NULL);
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
@@ -1504,10 +1546,8 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
     s->mhd = MHD_start_daemon(flags, (uint16_t)l->port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
                               opts, MHD_OPTION_END);
     if (!s->mhd)
-        return gs_diag_error_code(d, -EADDRINUSE,
-                                  "cannot listen on %s:%d (address in use, not local, or a bad "
-                                  "TLS certificate or key)",
-                                  l->host, l->port);
+        return gs_diag_error_code(d, -EADDRINUSE, "cannot listen on %s:%d: %s", l->host, l->port,
+                                  bind_why(&ss));
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : l->port;
     return 0;

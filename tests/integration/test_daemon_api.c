@@ -1193,6 +1193,35 @@ static void test_client_large_answer(void **state)
     free(body);
 }
 
+static int listen_on(int fd) /* test_tls() has a local named listen */
+{
+    return listen(fd, 1);
+}
+
+/* gpuschedd started with @argv (its standard error appended to d's log) exits non-zero within
+ * 30 s and its log has @a and @b. */
+static void refused_start(struct daemon *d, char **argv, const char *a, const char *b)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    assert_int_equal(truncate(d->log, 0), 0);
+    posix_spawn_file_actions_addopen(&fa, 2, d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    pid_t pid;
+    int st = 0, done = 0;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    for (int i = 0; i < 3000 && !(done = waitpid(pid, &st, WNOHANG) == pid); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    if (!done) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("gpuschedd started (%s %s expected)", a, b);
+    }
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+    if (!h_log_has(d, a) || !h_log_has(d, b))
+        fail_msg("the log does not say %s ... %s", a, b);
+}
+
 /* HTTPS with --tls-cert/--tls-key: the API answers over TLS, plain HTTP gets nothing. */
 static void test_tls(void **state)
 {
@@ -1258,6 +1287,31 @@ static void test_tls(void **state)
     assert_true(h_log_has(&d, "the TLS certificate has expired"));
     kill(d.pid, SIGKILL);
     waitpid(d.pid, NULL, 0);
+    /* a CA file with no certificate, a key not the certificate's, a port taken: no start, why */
+    char other[128];
+    snprintf(other, sizeof(other), "%s/other.pem", d.dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 "
+             "-out '%s' >/dev/null 2>&1",
+             other);
+    assert_int_equal(system(cmd), 0);
+    argv[12] = other;
+    refused_start(&d, argv, "--tls-cert", "with --tls-key");
+    argv[12] = d.tls_key;
+    char *with_ca[16] = {0};
+    memcpy(with_ca, argv, 13 * sizeof(*argv));
+    with_ca[13] = "--tls-client-ca";
+    with_ca[14] = d.tls_key;
+    refused_start(&d, with_ca, "--tls-client-ca", "no PEM certificate in it");
+    int taken = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in at = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(at);
+    assert_int_equal(bind(taken, (struct sockaddr *)&at, sizeof(at)), 0);
+    assert_int_equal(listen_on(taken), 0);
+    assert_int_equal(getsockname(taken, (struct sockaddr *)&at, &len), 0);
+    snprintf(listen, sizeof(listen), "127.0.0.1:%d", ntohs(at.sin_port));
+    refused_start(&d, argv, listen, "Address already in use");
+    close(taken);
     h_cleanup(&d);
 }
 
