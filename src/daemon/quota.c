@@ -45,8 +45,9 @@ static int src_error(struct gs_diag *d, const struct gs_scn_src *src, const char
     return gs_diag_error(d, "%s:%u:%u: %s %s", src->file, src->line, src->col, what, name);
 }
 
-/* Refuse what the daemon takes from elsewhere and tie GPUQuotas to the DaemonConfig's tenants. */
-static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_diag *d)
+/* Refuse what the daemon takes from elsewhere, before the policy is resolved: a Pod naming a
+ * Queue no file defines is there by mistake, not for want of the Queue. */
+static int foreign_kinds(const struct gs_scenario *s, struct gs_diag *d)
 {
     if (s->npods)
         return src_error(d, &s->pods[0].src, "Pod",
@@ -62,6 +63,12 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
         return src_error(d, &s->foreign_src, s->foreign_kind,
                          "in a policy file: the first --config is the DaemonConfig, and its "
                          "rateCard names the RateCard");
+    return 0;
+}
+
+/* Tie GPUQuotas to the DaemonConfig's tenants. */
+static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_diag *d)
+{
     for (size_t i = 0; i < s->policy.ntenants; i++) {
         const struct gs_tenant_spec *ts = &s->policy.tenants[i];
         if (!ts->has_quota)
@@ -146,6 +153,8 @@ int gsd_quota_load(struct gsd_config *c, const char *const *paths, size_t n, str
     for (size_t i = 0; i < n && !rc; i++)
         if (!(rc = gsd_file_regular(paths[i], d)))
             rc = gs_scenario_load(s, paths[i], d);
+    if (!rc)
+        rc = foreign_kinds(s, d);
     if (!rc)
         rc = gs_scenario_resolve(s, d);
     if (d)

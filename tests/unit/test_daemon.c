@@ -422,6 +422,11 @@ static void test_quota_load(void **state)
         {QUOTA("a") "---\n" QUOTA("a"), ":11:11: a second GPUQuota for tenant a"},
         {"kind: Pod\nmetadata: {name: p, namespace: a}\nspec: {containers: [{name: c}]}\n",
          ":1:1: Pod in a config file"},
+        /* said first, not that the Queue it names is undefined */
+        {"kind: Pod\nmetadata: {name: p, namespace: a, annotations: "
+         "{scheduling.volcano.sh/queue-name: research}}\nspec: {containers: [{name: c, image: "
+         "i}]}\n",
+         ":1:1: Pod in a config file"},
         {"kind: GPUQuota\nmetadata: {name: q}\nspec: {tenant: a, quotas: {a100-80gb: {total: "
          "x}}}\n",
          ":3:"},
