@@ -227,9 +227,10 @@ static int finish(const char *cmd, long status, json_t *ans, int yaml)
     if (status >= 400) {
         const char *err = json_string_value(json_object_get(ans, "error"));
         const char *field = json_string_value(json_object_get(ans, "field"));
-        gs__cli_say(cmd, "%ld: %s%s%s%s", status, err ? err : "(no message)",
+        gs__cli_say(cmd, "%ld: %s%s%s%s%s", status, err ? err : "(no message)",
                     field && *field ? " (field " : "", field && *field ? field : "",
-                    field && *field ? ")" : "");
+                    field && *field ? ")" : "",
+                    status == 401 ? ": the token comes from --token or $GPUSCHED_TOKEN" : "");
     } else if (status > 0 && ans && yaml) {
         print_yaml(ans);
     } else if (status > 0 && ans) {

@@ -929,6 +929,16 @@ static void test_client(void **state)
     assert_int_equal(client3(&d, out, sizeof(out), "list", "-n", "team-a"), 0);
     assert_non_null(strstr(out, "team-a/train-0"));
     assert_int_not_equal(client(&d, out, sizeof(out), "list", "--namespace=team-b"), 0); /* 403 */
+    /* a refused token: the message says where the token came from (the last --token wins) */
+    assert_int_equal(client3(&d, out, sizeof(out), "list", "--token", "wrong-token-0123456789"), 2);
+    char said401[512], errpath[160];
+    snprintf(errpath, sizeof(errpath), "%s/client.err", d.dir);
+    FILE *f401 = fopen(errpath, "r");
+    assert_non_null(f401);
+    said401[fread(said401, 1, sizeof(said401) - 1, f401)] = '\0';
+    fclose(f401);
+    assert_non_null(strstr(said401, "401: the bearer token is not valid (field Authorization): "
+                                    "the token comes from --token or $GPUSCHED_TOKEN\n"));
     assert_int_equal(client(&d, out, sizeof(out), "status", "--namespace=team-a"), 2);
     assert_int_equal(status_of(&d, "GET", "/v1/pods?namespace=Team_A", TOKEN_A, NULL, field, 128),
                      400);
