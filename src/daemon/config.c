@@ -19,7 +19,7 @@
  *     apiServer: https://10.0.0.1:6443   # http:// or https://, an optional path prefix
  *     tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token  # read at every bind
  *     caFile: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt    # default: system CAs
- *     timeoutSeconds: 5           # a bind's API calls together (1..300), one page of a list
+ *     timeoutSeconds: 4           # a bind's API calls together (1..300), one page of a list
  *     syncSeconds: 30             # pods with a node listed afresh this often and watched in
  *                                 # between: a deleted pod's cards are released at once
  *                                 # (0: neither; 1..86400)
@@ -504,7 +504,8 @@ static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_conf
     struct gsd_kube *k = c->kube = calloc(1, sizeof(*k));
     if (!k)
         return -ENOMEM;
-    k->timeout_ms = 5000;
+    k->timeout_ms =
+        4000; /* under the 5 s httpTimeout of kube-scheduler's extender stanza in deploy/ */
     k->sync_us = 30 * 1000000LL;
     FOR_PAIRS(w, m, p)
     {

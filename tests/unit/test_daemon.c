@@ -324,14 +324,15 @@ static void test_config_kubernetes(void **state)
     assert_string_equal(c->kube->ca_file, file);
     assert_int_equal(c->kube->timeout_ms, 7000);
     gsd_config_free(c);
-    /* inCluster: the service's address from the environment, the pod's token and CA, 5 s. */
+    /* inCluster: the service's address from the environment, the pod's token and CA, and 4 s,
+     * within the 5 s httpTimeout kube-scheduler's extender stanza in deploy/ gives bind */
     setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
     setenv("KUBERNETES_SERVICE_PORT", "443", 1);
     assert_int_equal(load_text(HEAD "kubernetes: {inCluster: true}\n", &c, &d), 0);
     assert_string_equal(c->kube->api_server, "https://[fd00::1]:443");
     assert_string_equal(c->kube->token_file, "/var/run/secrets/kubernetes.io/serviceaccount/token");
     assert_string_equal(c->kube->ca_file, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
-    assert_int_equal(c->kube->timeout_ms, 5000);
+    assert_int_equal(c->kube->timeout_ms, 4000);
     gsd_config_free(c);
     /* A bad service port is blamed on the variables it came from, not on apiServer. */
     setenv("KUBERNETES_SERVICE_PORT", "99999", 1);
