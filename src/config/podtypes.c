@@ -11,8 +11,8 @@
  * takes. What is checked: every key is a field of its type (an unknown one says the nearest),
  * each value has its type (string, integer, boolean, IntOrString port, quantity, list, object,
  * enum), the fields the API server requires are there, and a union (a volume's source, a probe's
- * handler, an env value's source) has one member at most. Ranges, formats and cross-field rules
- * are the API server's own business and are not repeated here.
+ * handler, an env value's source) has one member at most. Of the ranges, formats and cross-field
+ * rules, those in rules[] below are repeated; the rest are the API server's own business.
  */
 #include "scenario_impl.h"
 
@@ -426,11 +426,35 @@ static int security_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
     return 0;
 }
 
+/* ContainerPort: containerPort a port number, and hostPort one too where given (0 is none). The
+ * API server says "must be between 1 and 65535, inclusive" of either; a wrong type was said. */
+static int port_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
+{
+    static const char *const keys[] = {"containerPort", "hostPort"};
+    for (int i = 0; i < 2; i++) {
+        yaml_node_t *at;
+        long long v;
+        if (gs__yaml_map_get(c, n, keys[i], &at) || !at || !gs__yaml_is_plain(at) ||
+            !gs__yaml_parse_int(gs__yaml_str(at), &v) || (v >= 1 && v <= 65535) || (i && !v))
+            continue;
+        return gs__yaml_err(c, at,
+                            "%s.%s: Invalid value: %lld: must be between 1 and 65535, inclusive, "
+                            "as the API server says",
+                            where, keys[i], v);
+    }
+    return 0;
+}
+
 /* The API server's validation rules beyond the types, by type: each after its fields passed. */
 static const struct {
     const struct gs__ktype *t;
     int (*fn)(struct gs__yctx *c, yaml_node_t *n, const char *where);
-} rules[] = {{&env_var, env_var_rule}, {&volume, volume_rule}, {&security_context, security_rule}};
+} rules[] = {
+    {&env_var, env_var_rule},
+    {&volume, volume_rule},
+    {&security_context, security_rule},
+    {&container_port, port_rule},
+};
 
 static int check_obj(struct gs__yctx *c, const struct gs__ktype *t, yaml_node_t *n,
                      const char *where)

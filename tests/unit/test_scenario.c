@@ -777,6 +777,20 @@ static const struct bad bads[] = {
      ":4:36: ", "spec.securityContext.sysctls[0].value is required", 0},
     {POD_HDR "spec: {os: {name: macos}, containers: [{name: m}]}\n", -EINVAL,
      ":4:19: ", "spec.os.name must be one of linux, windows", 0},
+    /* a port out of range was taken without a word: the API server refuses it */
+    {POD_HDR "spec: {containers: [{name: m, ports: [{containerPort: 0}]}]}\n", -EINVAL, ":4:55: ",
+     "spec.containers[0].ports[0].containerPort: Invalid value: 0: must be between 1 and 65535, "
+     "inclusive",
+     0},
+    {POD_HDR "spec: {containers: [{name: m, ports: [{containerPort: 70000}]}]}\n", -EINVAL,
+     ":4:55: ", "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be", 0},
+    {POD_HDR "spec:\n  initContainers: [{name: i, ports: [{containerPort: 80, hostPort: "
+             "70000}]}]\n  containers: [{name: m}]\n",
+     -EINVAL, ":5:68: ", "spec.initContainers[0].ports[0].hostPort: Invalid value: 70000: must be",
+     0},
+    {POD_HDR "spec: {containers: [{name: m, ports: [{containerPort: 80, protocol: HTTP}]}]}\n",
+     -EINVAL, ":4:69: ",
+     "spec.containers[0].ports[0].protocol must be one of TCP, UDP, SCTP, not \"HTTP\"", 0},
     {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, envv: []}]}\n",
      -EINVAL, ":4:65: ",
      "unknown field \"envv\" in spec.ephemeralContainers[0] (did you mean "
