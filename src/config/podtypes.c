@@ -445,16 +445,29 @@ static int port_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
     return 0;
 }
 
+/* PodOS: every node gpusched models runs Linux (the nodes NVIDIA's GPU Operator serves), so a
+ * Windows pod could never start; refused here rather than left pending without a reason. */
+static int os_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
+{
+    yaml_node_t *at;
+    const char *name = text_of(c, n, "name", &at);
+    if (!name || strcmp(name, "windows"))
+        return 0;
+    return gs__yaml_err(c, at,
+                        "%s.name: windows: every node gpusched models runs Linux, so the pod "
+                        "could never start; give linux or leave spec.os out",
+                        where);
+}
+
 /* The API server's validation rules beyond the types, by type: each after its fields passed. */
 static const struct {
     const struct gs__ktype *t;
     int (*fn)(struct gs__yctx *c, yaml_node_t *n, const char *where);
-} rules[] = {
-    {&env_var, env_var_rule},
-    {&volume, volume_rule},
-    {&security_context, security_rule},
-    {&container_port, port_rule},
-};
+} rules[] = {{&env_var, env_var_rule},
+             {&volume, volume_rule},
+             {&security_context, security_rule},
+             {&container_port, port_rule},
+             {&pod_os, os_rule}};
 
 static int check_obj(struct gs__yctx *c, const struct gs__ktype *t, yaml_node_t *n,
                      const char *where)

@@ -81,7 +81,8 @@ _Static_assert(GS__YAML_NKEYS(spec_keys) == S_SILENT_FIRST, "spec_keys and S_* a
  * hostIPC, hostPID, hostUsers, shareProcessNamespace, securityContext, imagePullSecrets, service
  * accounts, readinessGates, restartPolicy: which containers restart, not when the pod ends);
  * ephemeralContainers, which Kubernetes lets ask no resources; os, which kube-scheduler does not
- * filter on (nodeSelector does that); runtimeClassName, whose nodeSelector, tolerations and
+ * filter on (nodeSelector does that), and whose windows no node here runs (podtypes.c);
+ * runtimeClassName, whose nodeSelector, tolerations and
  * overhead RuntimeClass admission writes into the pod, read there; terminationGracePeriodSeconds,
  * how long an evicted pod takes to stop: through Kubernetes its cards are freed when the API
  * server says it is gone, grace included, while an API or simulated pod stops at once. */

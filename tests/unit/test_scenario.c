@@ -791,6 +791,10 @@ static const struct bad bads[] = {
     {POD_HDR "spec: {containers: [{name: m, ports: [{containerPort: 80, protocol: HTTP}]}]}\n",
      -EINVAL, ":4:69: ",
      "spec.containers[0].ports[0].protocol must be one of TCP, UDP, SCTP, not \"HTTP\"", 0},
+    /* a Windows pod was taken, and no node runs Windows */
+    {POD_HDR "spec: {os: {name: windows}, containers: [{name: m}]}\n", -EINVAL, ":4:19: ",
+     "spec.os.name: windows: every node gpusched models runs Linux, so the pod could never start",
+     0},
     {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, envv: []}]}\n",
      -EINVAL, ":4:65: ",
      "unknown field \"envv\" in spec.ephemeralContainers[0] (did you mean "
