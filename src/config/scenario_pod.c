@@ -80,12 +80,13 @@ _Static_assert(GS__YAML_NKEYS(spec_keys) == S_SILENT_FIRST, "spec_keys and S_* a
  * hostAliases, hostname, hostnameOverride, subdomain, setHostnameAsFQDN, enableServiceLinks,
  * hostIPC, hostPID, hostUsers, shareProcessNamespace, securityContext, imagePullSecrets, service
  * accounts, readinessGates, restartPolicy: which containers restart, not when the pod ends);
- * ephemeralContainers, which Kubernetes lets ask no resources; os, which kube-scheduler does not
- * filter on (nodeSelector does that), and whose windows no node here runs (podtypes.c);
- * runtimeClassName, whose nodeSelector, tolerations and
- * overhead RuntimeClass admission writes into the pod, read there; terminationGracePeriodSeconds,
- * how long an evicted pod takes to stop: through Kubernetes its cards are freed when the API
- * server says it is gone, grace included, while an API or simulated pod stops at once. */
+ * ephemeralContainers, which Kubernetes lets ask no resources, and which a pod to create may not
+ * have (kubectl debug adds them to a running pod); os, which kube-scheduler does not filter on
+ * (nodeSelector does that), and whose windows no node here runs (podtypes.c); runtimeClassName,
+ * whose nodeSelector, tolerations and overhead RuntimeClass admission writes into the pod, read
+ * there; terminationGracePeriodSeconds, how long an evicted pod takes to stop: through Kubernetes
+ * its cards are freed when the API server says it is gone, grace included, while an API or
+ * simulated pod stops at once. */
 
 enum { R_LIMITS, R_REQUESTS, R_CLAIMS };
 static const char *const res_keys[] = {"limits", "requests", "claims"};
@@ -1045,6 +1046,19 @@ static int ephemeral(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     return gs__scn_typed(c, gs__kt_ephemeral, n, where);
 }
 
+/* The API server refuses ephemeral containers in a pod created (kubectl debug adds them to a
+ * running pod through their own subresource): a warning, so that a running pod kube-scheduler
+ * passes on is still read, and an error where the pod is one to create. */
+static int ephemerals(struct gs__yctx *c, yaml_node_t *list)
+{
+    int rc = gs__yaml_each_item(c, list, "spec.ephemeralContainers", ephemeral, NULL);
+    if (!rc && !gs__yaml_is_null(list) && !gs__yaml_is_empty(list))
+        gs__yaml_warn(c, list,
+                      "spec.ephemeralContainers: Forbidden: cannot be set on create, as the API "
+                      "server says (kubectl debug adds them to a running pod)");
+    return rc;
+}
+
 /* A string field absent, null or "": Kubernetes defaults each of priorityClassName,
  * schedulerName and nodeName given "" as if it were left out (SetDefaults_PodSpec). */
 static bool unset(const yaml_node_t *n)
@@ -1136,7 +1150,7 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
             rc = gs__scn_typed_field(c, gs__kt_pod_spec, known[i], f[i], "spec");
     for (int i = S_SILENT_FIRST; !rc && i < nk; i++)
         if (f[i] && !strcmp(known[i], "ephemeralContainers"))
-            rc = gs__yaml_each_item(c, f[i], "spec.ephemeralContainers", ephemeral, NULL);
+            rc = ephemerals(c, f[i]);
     if (!rc)
         rc = read_run(c, f, p, &host_net);
     if (!rc && !unset(f[S_PRIORITY_CLASS]))

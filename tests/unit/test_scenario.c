@@ -795,6 +795,9 @@ static const struct bad bads[] = {
     {POD_HDR "spec: {os: {name: windows}, containers: [{name: m}]}\n", -EINVAL, ":4:19: ",
      "spec.os.name: windows: every node gpusched models runs Linux, so the pod could never start",
      0},
+    /* the API server refuses ephemeral containers in a pod to create */
+    {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, image: busybox}]}\n",
+     -EINVAL, ":4:54: ", "spec.ephemeralContainers: Forbidden: cannot be set on create", 0},
     {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, envv: []}]}\n",
      -EINVAL, ":4:65: ",
      "unknown field \"envv\" in spec.ephemeralContainers[0] (did you mean "
