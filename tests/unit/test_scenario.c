@@ -1596,6 +1596,25 @@ static void test_text_escape(void **state)
     assert_true(gs_text_plain("caf\xc3\xa9 \xf0\x9f\x98\x80"));
 }
 
+/* A rule of the API server's that a pod breaks is said as the API server says it, not as a
+ * field "refused rather than ignored": nothing in the pod was going to be ignored. */
+static void test_api_rule_said_as_is(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    const char *path = tmp_file(POD_HDR "spec: {containers: [{name: m, ports: [{containerPort: "
+                                        "0}]}]}\n");
+    assert_int_equal(gs_scenario_load(s, path, &d), -EINVAL);
+    unlink(path);
+    assert_has(d.msg, ":4:55: spec.containers[0].ports[0].containerPort: Invalid value: 0: must "
+                      "be between 1 and 65535, inclusive, as the API server says");
+    assert_null(strstr(d.msg, "refused rather than ignored"));
+    gs_scenario_free(s);
+}
+
 static void test_bad_inputs(void **state)
 {
     (void)state;
@@ -2341,6 +2360,7 @@ int main(void)
         cmocka_unit_test(test_contradictions_warned),
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_api_rule_said_as_is),
         cmocka_unit_test(test_text_escape),
         cmocka_unit_test(test_time_text),
         cmocka_unit_test(test_quoted_numbers),
