@@ -122,6 +122,11 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
             return -EINVAL;
     const json_t *name = json_object_get(md, "name"), *ns = json_object_get(md, "namespace");
     const json_t *uid = json_object_get(md, "uid");
+    /* a name the API server would make up from generateName could not be asked for again */
+    if ((!name || json_is_null(name)) && json_object_get(md, "generateName"))
+        return ferr(e, "metadata.name",
+                    "metadata.name: Required value: generateName is not supported (gpuschedd "
+                    "makes up no names, and a pod is asked for by its name); give a name");
     if (!json_is_string(name) || !gsd_subdomain_ok(json_string_value(name)))
         return ferr(e, "metadata.name",
                     "metadata.name: expected a DNS name of at most 253 bytes (a-z, 0-9, '-', '.')");

@@ -546,6 +546,50 @@ static int parse(const char *text, struct gsd_podspec *p, char *field)
     return rc;
 }
 
+/* What the API server refuses in a pod to create is refused by POST /v1/pods too, naming the
+ * field: a port out of range, an ephemeral container, generateName without a name; a Windows pod,
+ * which no node runs. A running pod kube-scheduler passes on (not strict) keeps its ephemeral
+ * containers, with a warning. */
+static void test_podspec_create_refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *field, *msg;
+    } bad[] = {
+        {"{\"metadata\":{\"generateName\":\"job-\"},\"spec\":{\"containers\":[{\"name\":\"m\"}]}}",
+         "metadata.name", "metadata.name: Required value: generateName is not supported"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"ports\":[{"
+         "\"containerPort\":0}]}]}}",
+         "spec.containers[0].ports[0].containerPort",
+         "spec.containers[0].ports[0].containerPort: Invalid value: 0: must be between 1 and "
+         "65535"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"ports\":[{"
+         "\"containerPort\":80,\"hostPort\":65536}]}]}}",
+         "spec.containers[0].ports[0].hostPort",
+         "spec.containers[0].ports[0].hostPort: Invalid value: 65536: must be between 1 and 65535"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"os\":{\"name\":\"windows\"},\"containers\":[{"
+         "\"name\":\"m\"}]}}",
+         "spec.os.name", "spec.os.name: windows: every node gpusched models runs Linux"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\"}],"
+         "\"ephemeralContainers\":[{\"name\":\"d\",\"image\":\"busybox\"}]}}",
+         "spec.ephemeralContainers",
+         "spec.ephemeralContainers: Forbidden: cannot be set on create"},
+    };
+    struct gsd_podspec p;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct gsd_ferr e = {0};
+        int rc = gsd_podspec_parse(bad[i].text, strlen(bad[i].text), 1, &p, &e);
+        if (rc != -EINVAL || strcmp(e.field, bad[i].field) || !strstr(e.msg, bad[i].msg))
+            fail_msg("case %zu: rc %d field \"%s\" msg \"%s\"", i, rc, e.field, e.msg);
+        assert_int_equal(e.status, 400);
+    }
+    struct gsd_ferr e = {0};
+    const char *eph = bad[4].text;
+    assert_int_equal(gsd_podspec_parse(eph, strlen(eph), 0, &p, &e), 0);
+    assert_non_null(strstr(e.warning, "spec.ephemeralContainers: Forbidden"));
+    gsd_podspec_clear(&p);
+}
+
 static void test_podspec(void **state)
 {
     (void)state;
@@ -970,6 +1014,7 @@ int main(void)
         cmocka_unit_test(test_config_http_metrics),
         cmocka_unit_test(test_quantities),
         cmocka_unit_test(test_podspec),
+        cmocka_unit_test(test_podspec_create_refusals),
         cmocka_unit_test(test_deploy_files),
         cmocka_unit_test(test_store),
         cmocka_unit_test(test_podview_text),
