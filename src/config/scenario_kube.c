@@ -164,6 +164,13 @@ int gs__scn_queue(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
     yaml_node_t *spec, *f[GS__YAML_NKEYS(queue_keys)] = {NULL};
     struct gs_queue_spec q = {.weight = 1, .reclaimable = 1, .overcommit_milli = 1000};
     int rc = read_obj(c, root, "Queue", true, sizeof(q.name), &m, &spec);
+    /* Volcano's Queue is cluster-scoped: kubectl applies it with its namespace dropped, so a
+     * manifest giving one is taken as kubectl takes it, and said */
+    if (!rc && m.ns && !gs__yaml_is_null(m.ns))
+        gs__yaml_warn(c, m.ns,
+                      "metadata.namespace: a Queue is cluster-scoped (no namespace holds it); "
+                      "namespace \"%s\" is dropped, as kubectl drops it",
+                      m.ns_s);
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, queue_keys, GS__YAML_NKEYS(queue_keys), "Queue spec",
                                  gs__scn_keep, f);

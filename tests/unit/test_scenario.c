@@ -1615,6 +1615,32 @@ static void test_api_rule_said_as_is(void **state)
     gs_scenario_free(s);
 }
 
+/* A Queue is cluster-scoped: a namespace on one is dropped, as kubectl drops it, and said; the
+ * fields an API server writes (uid, resourceVersion) of a pasted `kubectl get -o yaml` are taken
+ * without a word. */
+static void test_queue_namespace_dropped(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    struct gs_scenario *s =
+        load_text_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n"
+                     "  name: q\n  namespace: team\n  uid: 0f1e2d3c\n  resourceVersion: \"42\"\n"
+                     "spec: {weight: 2}\n",
+                     &d, &w);
+    assert_int_equal(w.n, 1);
+    assert_has(w.msg[0], ":5:14: metadata.namespace: a Queue is cluster-scoped (no namespace holds "
+                         "it); namespace \"team\" is dropped, as kubectl drops it");
+    assert_int_equal(s->policy.nqueues, 1);
+    assert_string_equal(s->policy.queues[0].name, "q");
+    gs_scenario_free(s);
+    s = load_text_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: "
+                     "q, uid: u}\nspec: {weight: 2}\n",
+                     &d, &w);
+    assert_int_equal(w.n, 0);
+    gs_scenario_free(s);
+}
+
 static void test_bad_inputs(void **state)
 {
     (void)state;
@@ -2361,6 +2387,7 @@ int main(void)
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_api_rule_said_as_is),
+        cmocka_unit_test(test_queue_namespace_dropped),
         cmocka_unit_test(test_text_escape),
         cmocka_unit_test(test_time_text),
         cmocka_unit_test(test_quoted_numbers),
