@@ -86,6 +86,37 @@ static void say(const char *fmt, ...)
     fprintf(stderr, "gpusched-agent: %s\n", out);
 }
 
+/* The log discovery and the device plugin write to: each of their lines is said as the agent's
+ * own (say()), named and escaped. stdio's lock on the stream serialises the threads' lines. */
+static ssize_t log_write(void *cookie, const char *buf, size_t n)
+{
+    static char line[4000];
+    static size_t len;
+    (void)cookie;
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] != '\n' && len < sizeof(line) - 1) {
+            line[len++] = buf[i];
+            continue;
+        }
+        line[len] = '\0';
+        say("%s", line);
+        len = 0;
+        if (buf[i] != '\n')
+            line[len++] = buf[i];
+    }
+    return (ssize_t)n;
+}
+
+static FILE *open_log(void)
+{
+    cookie_io_functions_t io = {.write = log_write};
+    FILE *f = fopencookie(NULL, "w", io);
+    if (!f)
+        return stderr;
+    setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
+
 /* ---- gpuschedd over HTTP ---- */
 
 struct body {
@@ -162,6 +193,14 @@ static int read_line(const char *path, char *buf, size_t n)
     fclose(f);
     buf[strcspn(buf, "\r\n")] = '\0';
     return r && buf[0] ? 0 : -EINVAL;
+}
+
+/* @s (NULL: none) without its trailing whitespace. */
+static void rtrim(char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    while (n > 0 && strchr(" \t\r\n", s[n - 1]))
+        s[--n] = '\0';
 }
 
 /* Is @tok (NULL: none) a token the agent can send and keep: a bearer token that fits? */
@@ -247,6 +286,7 @@ static int register_node(struct agent *a)
         free(resp);
         return -1;
     } else if (st != 200 && st != 201) {
+        rtrim(resp); /* gpuschedd's error body ends in a line break, not part of the reason */
         say("gpuschedd refused to register node %s (HTTP %ld): %s", a->o.node, st,
             resp ? resp : "no answer");
         free(resp);
@@ -815,7 +855,7 @@ static int parse(int argc, char **argv, struct opts *o)
         (!o->discover_only && (check_server(o) || check_files(o))))
         return -2;
     if (!o->discover_only)
-        o->disc.log = stderr;
+        o->disc.log = open_log();
     return 0;
 }
 

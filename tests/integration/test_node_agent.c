@@ -812,6 +812,34 @@ static void test_odd_registration(void **state)
         assert_int_equal(access(tok, F_OK), -1);
         t_run_free(&r);
     }
+    /* a refusal's body ends in a line break: the message ends with the reason, not "\x0a" */
+    pid_t pid = t_odd_server(1, 409, "{\"error\": \"gpus: 4, the inventory says 8\"}\n", server);
+    const char *refused[] = {getenv("GPUSCHED_AGENT_BIN"),
+                             "--server",
+                             server,
+                             "--node",
+                             NODE,
+                             "--bootstrap-token-file",
+                             E.boot,
+                             "--state-dir",
+                             sd,
+                             "--nvml-lib",
+                             "/nonexistent",
+                             "--nvidia-smi",
+                             smi,
+                             "--no-device-plugin",
+                             NULL};
+    struct t_run r;
+    t_run(refused, &r);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    if (!strstr(r.err, "the inventory says 8\"}\n") || strstr(r.err, "\\x0a"))
+        print_error("status %d: %s\n", r.status, r.err);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "(HTTP 409): {\"error\": \"gpus: 4, the inventory says 8\"}\n"));
+    assert_null(strstr(r.err, "\\x0a"));
+    assert_non_null(strstr(r.err, "gpusched-agent: discovery: "));
+    t_run_free(&r);
     agent_says(1, "cannot reach gpuschedd at http://127.0.0.1:1 to register node",
                (const char *[]){"--node", NODE, "--bootstrap-token-file", E.boot, "--state-dir", sd,
                                 "--nvml-lib", "/nonexistent", "--nvidia-smi", smi,
