@@ -648,6 +648,22 @@ static int check_files(struct opts *o)
     return 0;
 }
 
+/* A folder given by @flag: NVML discovery reads each card's NUMA node and CPU list under it, and
+ * would go on without them where the folder is not there. Return: 0; -1 after saying why. */
+static int check_dir(const char *flag, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        say("%s %s: %s", flag, path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        say("%s %s: not a folder", flag, path);
+        return -1;
+    }
+    return 0;
+}
+
 /* --json and --yaml choose --discover's form: one of them, and only with it. @flags: bit 0
  * --json given, bit 1 --yaml. Return: 0; -1 after saying why. */
 static int check_forms(const struct opts *o, int flags)
@@ -811,6 +827,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->disc.hwloc_xml = optarg;
             break;
         case 'Y':
+            if (check_dir("--sysfs", optarg))
+                return -2;
             o->disc.sysfs = optarg;
             break;
         case 'C':

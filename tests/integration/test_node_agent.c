@@ -42,7 +42,7 @@ extern char **environ;
 
 static struct {
     struct daemon d;
-    char agent_dir[128], state[160], dp[160], cdi[160], cg[160], podres[200], pods[160];
+    char agent_dir[128], state[160], dp[160], cdi[160], cg[160], podres[200], pods[160], sys[160];
     char nvml_cfg[160], nvml_state[160], nvml_log[160], nvml_busy[160], boot[160], alog[160];
     pid_t agent;
     struct fake_kubelet *k;
@@ -116,7 +116,7 @@ static void start_agent(void)
                     "--heartbeat-seconds",
                     "1",
                     "--sysfs",
-                    "/nonexistent",
+                    E.sys,
                     NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -157,6 +157,7 @@ static int setup(void **state)
     snprintf(E.state, sizeof(E.state), "%s/state", E.agent_dir);
     snprintf(E.dp, sizeof(E.dp), "%s/device-plugins", E.agent_dir);
     snprintf(E.cdi, sizeof(E.cdi), "%s/cdi", E.agent_dir);
+    snprintf(E.sys, sizeof(E.sys), "%s/sys", E.agent_dir); /* no PCI device: NUMA unknown */
     snprintf(E.cg, sizeof(E.cg), "%s/cgroup", E.agent_dir);
     snprintf(E.pods, sizeof(E.pods), "%s/pods", E.agent_dir);
     snprintf(E.nvml_cfg, sizeof(E.nvml_cfg), "%s/machine.nvml", E.agent_dir);
@@ -169,6 +170,7 @@ static int setup(void **state)
     mkdir(E.dp, 0755);
     mkdir(E.cdi, 0755);
     mkdir(E.cg, 0755);
+    mkdir(E.sys, 0755);
     /* an HGX A100: 8 cards on NVSwitches (12 links each); Xid 13 (an application's) on card 5
      * and 79 (fallen off the bus) on card 6 */
     for (int g = 0; g < 8; g++) {
