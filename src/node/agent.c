@@ -38,6 +38,11 @@
 #include <unistd.h>
 
 #define RESP_MAX ((size_t)64 << 20) /* a node's pod list answer */
+/* The integer flags' ranges. A heartbeat must come well within gpuschedd's grace before NotReady
+ * (nodeMonitorGracePeriodSeconds, 40 by default: GSD_NODE_GRACE_DEFAULT_US): at half of it, one
+ * late or lost beat (a request may take its 10 s timeout) still leaves the node Ready. */
+#define AGENT_BEAT_MAX_S  20
+#define AGENT_SYNC_MAX_MS 86400000
 
 struct opts {
     const char *server, *node, *bootstrap_file, *state_dir, *plugin_dir, *cdi_dir;
@@ -534,14 +539,19 @@ static int run(struct agent *a)
         say("%s", d.msg);
     pthread_t xt;
     int xid = a->nvml && pthread_create(&xt, NULL, xid_loop, a) == 0;
-    int64_t next_beat = 0;
-    while (!stopping) {
+    int64_t next_beat = 0, next_sync = 0;
+    while (!stopping) { /* a long --sync-ms must not space the heartbeats out past the grace */
         if (now_ms() >= next_beat) {
             beat(a);
             next_beat = now_ms() + a->o.beat_s * 1000;
         }
-        sync_pods(a);
-        struct timespec ts = {a->o.sync_ms / 1000, (long)(a->o.sync_ms % 1000) * 1000000L};
+        if (now_ms() >= next_sync) {
+            sync_pods(a);
+            next_sync = now_ms() + a->o.sync_ms;
+        }
+        int64_t wait = (next_beat < next_sync ? next_beat : next_sync) - now_ms();
+        struct timespec ts = {wait > 0 ? wait / 1000 : 0,
+                              wait > 0 ? (long)(wait % 1000) * 1000000L : 0};
         nanosleep(&ts, NULL);
     }
     stop_threads = 1;
@@ -579,13 +589,14 @@ static void usage(FILE *f)
         "  --mps-pipe DIR           the MPS control daemon's pipe folder (/tmp/nvidia-mps;\n"
         "                           '' = no MPS client limits)\n"
         "  --replicas N             nvidia.com/gpu devices per card, 1..%d (10)\n"
-        "  --heartbeat-seconds N    (10)     --sync-ms N  bound pods read every N ms (2000)\n"
+        "  --heartbeat-seconds N    1..%d (10): gpuschedd's default grace is 40 s\n"
+        "  --sync-ms N              bound pods read every N ms, 1..%d (2000)\n"
         "  --dry-run                print the NVML MIG calls, make none\n"
         "  --nvml-lib PATH, --nvidia-smi CMD, --hwloc-xml FILE, --sysfs DIR  discovery inputs\n"
         "  --ca-file FILE           CA of gpuschedd's TLS certificate\n"
         "  --discover [--json|--yaml]  print this machine's topology tree and exit\n"
         "  --version                print the version and exit\n",
-        GS_PLAN_REPLICAS_MAX);
+        GS_PLAN_REPLICAS_MAX, AGENT_BEAT_MAX_S, AGENT_SYNC_MAX_MS);
 }
 
 /*
@@ -680,6 +691,29 @@ static int check_forms(const struct opts *o, int flags)
     return 0;
 }
 
+/* --@name's value @arg, an integer in its flag's range, into *@v. Return: 0; -1 after saying
+ * why. */
+static int int_arg(const char *name, const char *arg, long *v)
+{
+    char *end;
+    long max = name[0] == 'r'   ? GS_PLAN_REPLICAS_MAX
+               : name[0] == 'h' ? AGENT_BEAT_MAX_S
+                                : AGENT_SYNC_MAX_MS;
+    errno = 0;
+    *v = strtol(arg, &end, 10);
+    if (end == arg || *end) {
+        say("--%s %s: not a number (expected 1..%ld)", name, arg, max);
+        return -1;
+    }
+    if (errno || *v < 1 || *v > max) {
+        say("--%s %s: out of range (expected 1..%ld%s)", name, arg, max,
+            name[0] == 'h' ? ": gpuschedd marks a node NotReady after 40 s of silence by default"
+                           : "");
+        return -1;
+    }
+    return 0;
+}
+
 /* Return: 0; -1 bad usage (usage() follows); -2 a value refused, after saying why. */
 #define AGENT_ARG_MAX 200 /* bytes of an option's value */
 
@@ -731,7 +765,6 @@ static int parse(int argc, char **argv, struct opts *o)
     o->disc.sysfs = "/sys";
     o->fmt = GS_TOPO_HUMAN;
     int c, li = 0, node_given = 0, fmt_flags = 0;
-    char *end;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
         long v = 0;
@@ -741,18 +774,8 @@ static int parse(int argc, char **argv, struct opts *o)
             say("--%s: at most %d bytes", lo[li].name, AGENT_ARG_MAX);
             return -2;
         }
-        if (c == 'r' || c == 'H' || c == 'y') {
-            errno = 0;
-            v = strtol(optarg, &end, 10);
-            if (errno || *end || v < 1 || v > (c == 'r' ? GS_PLAN_REPLICAS_MAX : 86400000)) {
-                say("--%s %s: out of range",
-                    c == 'r'   ? "replicas"
-                    : c == 'H' ? "heartbeat-seconds"
-                               : "sync-ms",
-                    optarg);
-                return -1;
-            }
-        }
+        if ((c == 'r' || c == 'H' || c == 'y') && int_arg(lo[li].name, optarg, &v))
+            return -1;
         switch (c) {
         case 's':
             o->server = optarg;

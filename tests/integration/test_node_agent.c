@@ -739,6 +739,20 @@ static void test_bad_usage(void **state)
     /* a server that is no URL was found out only after discovery, as "no answer" */
     agent_says(2, "--server \"\": expected http:// or https:// (gpuschedd's base URL)",
                (const char *[]){"--node", NODE, "--server", "", NULL});
+    /* integers: a word is not a number; a heartbeat past half gpuschedd's grace is refused */
+    agent_says(2, "--replicas abc: not a number", (const char *[]){"--replicas", "abc", NULL});
+    agent_says(2, "--sync-ms 5x: not a number", (const char *[]){"--sync-ms", "5x", NULL});
+    agent_says(2, "--heartbeat-seconds : not a number",
+               (const char *[]){"--heartbeat-seconds", "", NULL});
+    agent_says(2, "--replicas 0: out of range", (const char *[]){"--replicas", "0", NULL});
+    agent_says(2, "--heartbeat-seconds 3600: out of range (expected 1..20",
+               (const char *[]){"--heartbeat-seconds", "3600", NULL});
+    agent_says(2, "--heartbeat-seconds 21: out of range",
+               (const char *[]){"--heartbeat-seconds", "21", NULL});
+    agent_says(2, "--sysfs /nonexistent: No such file or directory",
+               (const char *[]){"--discover", "--sysfs", "/nonexistent", NULL});
+    agent_says(2, "--sysfs tests/meson.build: not a folder",
+               (const char *[]){"--discover", "--sysfs", "tests/meson.build", NULL});
     agent_says(2, "--server \"ftp://127.0.0.1:1\": expected http",
                (const char *[]){"--node", NODE, "--server", "ftp://127.0.0.1:1", NULL});
     /* nvidia-smi's text names no model, and the agent has no --model to give one */
