@@ -123,11 +123,16 @@ int gs_cdi_write(const struct gs_topo *t, const char *dir, struct gs_diag *d)
     char path[512], tmp[520];
     snprintf(path, sizeof(path), "%s/gpusched.io-gpu.json", dir);
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    int rc = spec && !json_dump_file(spec, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? 0 : -EIO;
+    /* the spec folder is made by whoever writes a spec first, as the CDI library does */
+    int rc = mkdir(dir, 0755) != 0 && errno != EEXIST ? -errno : 0;
+    errno = 0;
+    if (!rc && (!spec || json_dump_file(spec, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER)))
+        rc = errno ? -errno : -EIO;
     json_decref(spec);
     if (!rc && rename(tmp, path) != 0)
         rc = -errno;
-    return rc ? gs_diag_error_code(d, rc, "%s: cannot write the CDI spec", path) : 0;
+    return rc ? gs_diag_error_code(d, rc, "%s: cannot write the CDI spec: %s", path, strerror(-rc))
+              : 0;
 }
 
 /* Make @path a folder of @mode, or give the folder there that mode (kubelet makes a hostPath

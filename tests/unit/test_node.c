@@ -997,7 +997,15 @@ static void test_cdi_spec(void **state)
     assert_non_null(strstr(buf, "\"name\": \"MIG-11111111-2222-3333-4444-555555555555\""));
     assert_non_null(strstr(buf, "/dev/nvidia3"));
     assert_non_null(strstr(buf, "/dev/nvidiactl"));
-    assert_true(gs_cdi_write(&t, "/nonexistent", &d) < 0);
+    /* a missing spec folder is made, as by whoever writes the first spec; a failure says why */
+    snprintf(f, sizeof(f), "%s/cdi-new", tmp);
+    assert_int_equal(gs_cdi_write(&t, f, &d), 0);
+    snprintf(f, sizeof(f), "%s/cdi-new/gpusched.io-gpu.json", tmp);
+    read_file(f, buf, sizeof(buf));
+    snprintf(f, sizeof(f), "%s/cdi-new/gpusched.io-gpu.json/cdi", tmp);
+    gs_diag_init(&d);
+    assert_true(gs_cdi_write(&t, f, &d) < 0);
+    assert_non_null(strstr(d.msg, "cannot write the CDI spec: Not a directory"));
 }
 
 /*
