@@ -426,6 +426,34 @@ static void mig_sync(struct agent *a, int *changed)
 
 /* ---- the loops ---- */
 
+/*
+ * The device plugin, registered with kubelet once its socket is there. Tried at every sync: what
+ * stands in the way (the socket missing, kubelet not answering) is said once, and again only when
+ * it changes, so a node without kubelet does not fill the log.
+ */
+static void plugin_start(struct agent *a)
+{
+    static char said[GS_DIAG_MSG_MAX + 400];
+    char now[sizeof(said)], sock[300];
+    struct gs_diag d;
+    struct stat st;
+    gs_diag_init(&d);
+    snprintf(sock, sizeof(sock), "%s/" GS_PLUGIN_KUBELET, a->o.plugin_dir);
+    if (stat(sock, &st) != 0)
+        snprintf(now, sizeof(now),
+                 "device plugin: kubelet's socket %s is missing (%s): is kubelet running, with "
+                 "this --device-plugin-dir? Registering once it is there",
+                 sock, strerror(errno));
+    else if (gs_plugin_start(a->plan, &a->lock, &a->unhealthy, a->o.plugin_dir, a->plan_state,
+                             a->o.podres, 2000, a->o.disc.log, &a->plugin, &d))
+        snprintf(now, sizeof(now), "device plugin: kubelet at %s: %s (trying again)", sock, d.msg);
+    else
+        now[0] = '\0'; /* registered, as the plugin says */
+    if (now[0] && strcmp(now, said) != 0)
+        say("%s", now);
+    memcpy(said, now, strlen(now) + 1);
+}
+
 /* Pods bound to this node now; the plan, MIG, cgroups and the device plugin follow. */
 static void sync_pods(struct agent *a)
 {
@@ -468,10 +496,7 @@ static void sync_pods(struct agent *a)
     if (!a->o.no_plugin && (stale || !a->plugin)) {
         gs_plugin_stop(a->plugin);
         a->plugin = NULL;
-        gs_diag_init(&d);
-        if (gs_plugin_start(a->plan, &a->lock, &a->unhealthy, a->o.plugin_dir, a->plan_state,
-                            a->o.podres, 2000, stderr, &a->plugin, &d))
-            say("device plugin: %s (trying again)", d.msg);
+        plugin_start(a);
     } else if (resend) {
         gs_plugin_changed(a->plugin);
     }

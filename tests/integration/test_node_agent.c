@@ -867,6 +867,39 @@ static void test_odd_registration(void **state)
                                 "--nvidia-smi", smi, NULL});
 }
 
+/* Occurrences of @needle in the agent's log. */
+static int log_count(const char *needle)
+{
+    char *s = t_slurp(E.alog, NULL);
+    int n = 0;
+    for (const char *p = s; p && (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    free(s);
+    return n;
+}
+
+/* kubelet gone: the agent names the socket it misses once, not at every sync, and registers
+ * again when kubelet is back; its device plugin's lines carry its name as its others do. */
+static void test_kubelet_gone(void **state)
+{
+    (void)state;
+    char sock[200], want[300];
+    assert_true(log_count("gpusched-agent: registered nvidia.com/gpu at ") > 0);
+    snprintf(sock, sizeof(sock), "%s/kubelet.sock", E.dp);
+    snprintf(want, sizeof(want), "device plugin: kubelet's socket %s is missing", sock);
+    int before = log_count("gpusched-agent: registered nvidia.com/gpu at ");
+    fake_kubelet_stop(E.k);
+    unlink(sock);
+    sleep_ms(1500); /* ten syncs */
+    if (log_count(want) != 1)
+        print_error("%d times \"%s\"\n", log_count(want), want);
+    assert_int_equal(log_count(want), 1);
+    E.k = fake_kubelet_start(E.dp);
+    assert_non_null(E.k);
+    wait_registered("nvidia.com/gpu", 5000);
+    assert_true(log_count("gpusched-agent: registered nvidia.com/gpu at ") > before);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -880,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_not_ready_and_back),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_odd_registration),
+        cmocka_unit_test(test_kubelet_gone),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
