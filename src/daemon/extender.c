@@ -1211,7 +1211,7 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
                  "pod %s/%s was not seen by filter or prioritize since its last bind", ns, name);
     else if (idx < 0)
         snprintf(err, sizeof(err), "node %s is not in gpusched's inventory", node);
-    else if (uid && *uid && strcmp(uid, x->spec.uid)) /* another pod of the name */
+    else if (strcmp(uid ? uid : "", x->spec.uid)) /* another pod of the name, or none said */
         snprintf(err, sizeof(err), "pod %s/%s: PodUID %.*s is not the UID filter saw (%s)", ns,
                  name, GSD_UID_MAX, uid ? uid : "", x->spec.uid[0] ? x->spec.uid : "none");
     else

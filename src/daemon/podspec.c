@@ -138,8 +138,13 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
         memcpy(out->ns, json_string_value(ns), strlen(json_string_value(ns)) + 1);
     }
     if (uid && !json_is_null(uid)) {
-        if (!json_is_string(uid) || json_string_length(uid) >= GSD_UID_MAX)
-            return ferr(e, "metadata.uid", "metadata.uid: expected a string of at most 63 bytes");
+        /* a UUID as the API server makes them fits; the node agent names a pod's folder by it */
+        const char *u = json_string_value(uid);
+        if (!u || json_string_length(uid) >= GSD_UID_MAX || u[0] == '.' ||
+            u[strspn(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")])
+            return ferr(e, "metadata.uid",
+                        "metadata.uid: expected at most 63 bytes of letters, digits, '.', '_' "
+                        "and '-', not first '.' (the API server's are UUIDs)");
         memcpy(out->uid, json_string_value(uid), json_string_length(uid) + 1);
     }
     int rc = gsd_string_map(json_object_get(md, "labels"), "metadata.labels", &out->labels, e);

@@ -506,8 +506,8 @@ static void test_bind_same_uid(void **state)
     json_t *f = offer("team-a", "uid-check", "u-1", "NodeNames", json_pack("[s]", "n-a100-0"), 200);
     assert_true(has_name(json_object_get(f, "NodeNames"), "n-a100-0"));
     json_decref(f);
-    static const char *const other[] = {"other", "u-10"};
-    for (int k = 0; k < 2; k++) {
+    static const char *const other[] = {"other", "u-10", ""}; /* "": none said */
+    for (int k = 0; k < 3; k++) {
         json_t *r =
             verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", "uid-check", "PodNamespace",
                                    "team-a", "PodUID", other[k], "Node", "n-a100-0"));
@@ -524,6 +524,10 @@ static void test_bind_same_uid(void **state)
     h_request(&d, "GET", "/v1/pods/team-a/uid-check", TOKEN_ADMIN, NULL, 200);
     h_request(&d, "DELETE", "/v1/pods/team-a/uid-check", TOKEN_ADMIN, NULL,
               200); /* its card back */
+    /* a UID the node agent could not name a folder by: refused where it enters */
+    f = offer("team-a", "odd-uid", "../../x", "NodeNames", json_pack("[s]", "n-a100-0"), 200);
+    assert_non_null(strstr(json_string_value(json_object_get(f, "Error")), "metadata.uid"));
+    json_decref(f);
     /* a PodName longer than any pod's is refused, not cut to the name of one filter saw */
     char name[254], longer[300], path[300];
     memset(name, 'k', 253);
