@@ -813,10 +813,11 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 /* Headers a request gives once: two Content-Lengths, or two Transfer-Encodings, frame its body
  * two ways (RFC 9112, 6.3: an error, which a proxy before this daemon may have read the other
  * way), two Authorizations are two credentials (RFC 9110, 11.6.2), two Hosts two targets (RFC
- * 9112, 3.2); libmicrohttpd would take the first of each. */
+ * 9112, 3.2), two Content-Types two readings of the body; libmicrohttpd would take the first of
+ * each. */
 struct once {
     char twice[32];
-    int length, auth, te, host, spaced;
+    int length, auth, te, host, ctype, spaced;
 };
 
 static enum MHD_Result count_once(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -834,6 +835,7 @@ static enum MHD_Result count_once(void *cls, enum MHD_ValueKind kind, const char
              : !strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION)     ? &o->auth
              : !strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) ? &o->te
              : !strcasecmp(key, MHD_HTTP_HEADER_HOST)              ? &o->host
+             : !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_TYPE)      ? &o->ctype
                                                                    : NULL;
     if (!n || ++*n < 2)
         return MHD_YES;
@@ -852,7 +854,7 @@ static enum MHD_Result count_once(void *cls, enum MHD_ValueKind kind, const char
  */
 static int misframed(struct MHD_Connection *c, struct gsd_req *r)
 {
-    struct once once = {"", 0, 0, 0, 0, 0};
+    struct once once = {"", 0, 0, 0, 0, 0, 0};
     MHD_get_connection_values(c, MHD_HEADER_KIND, count_once, &once);
     const char *te =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);

@@ -1515,6 +1515,7 @@ static void test_headers_given_twice(void **state)
         {"Transfer-Encoding: gzip", "Transfer-Encoding gzip: only chunked is understood"},
         {"Content-Length: 2\r\nContent-Length : 50", "header name \\\"Content-Length \\\" holds"},
         {"Host: b", "header Host is given more than once"},
+        {"Content-Type: text/html", "header Content-Type is given more than once"},
     };
     for (size_t i = 0; i < sizeof(misframed) / sizeof(misframed[0]); i++) {
         char req[512];
