@@ -6,6 +6,7 @@
  *   policy: gpusched              # the placement policy: gpusched, the only one the daemon runs
  *   maxBodyBytes: 1048576         # cap of a /v1 request body
  *   maxPods: 1000000              # pods held, pending and running
+ *   maxPodBytesPerTenant: 268435456  # the Pod objects a tenant's token posted, held together
  *   adminToken: "..."             # or adminTokenSHA256: <64 hex digits>
  *   extender: {maxBodyBytes: 4194304}   # cap of filter, prioritize and preempt bodies
  *   nodeToken: "..."              # or nodeTokenSHA256: what node agents send (heartbeat, health)
@@ -625,6 +626,11 @@ static int walk_top_key(const struct walk *w, int i, const yaml_node_t *k, yaml_
             return err_at(w, v, "%s", "storeSync: expected normal or full");
         c->store_sync_full = !strcmp(scalar(v), "full");
         return 0;
+    case 17:
+        return get_int(w, v, "maxPodBytesPerTenant", 1 << 20, (int64_t)1 << 40,
+                       &c->max_pod_bytes_per_tenant)
+                   ? -EINVAL
+                   : 0;
     default:
         return get_rates(w, v, c);
     }
@@ -632,12 +638,15 @@ static int walk_top_key(const struct walk *w, int i, const yaml_node_t *k, yaml_
 
 static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *c)
 {
-    static const char *const keys[] = {
-        "apiVersion", "kind",       "policy",           "maxBodyBytes",
-        "maxPods",    "adminToken", "adminTokenSHA256", "extender",
-        "tenants",    "nodeToken",  "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds",
-        "kubernetes", "rateCard",   "metrics",          "http",
-        "storeSync"};
+    static const char *const keys[] = {"apiVersion",       "kind",
+                                       "policy",           "maxBodyBytes",
+                                       "maxPods",          "adminToken",
+                                       "adminTokenSHA256", "extender",
+                                       "tenants",          "nodeToken",
+                                       "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds",
+                                       "kubernetes",       "rateCard",
+                                       "metrics",          "http",
+                                       "storeSync",        "maxPodBytesPerTenant"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
     int seen[NKEYS] = {0};
     yaml_node_t *tenants = NULL, *admin_at = root, *node_at = root, *metrics_at = root,
@@ -782,6 +791,7 @@ static struct gsd_config *config_new(void)
     c->max_body = 1 << 20;
     c->extender_max_body = 4u << 20;
     c->max_pods = 1000000;
+    c->max_pod_bytes_per_tenant = (int64_t)256 << 20;
     c->metrics.scrapes_per_s = 5;
     c->metrics.max_age_ms = 1000;
     c->metrics.forecast_refresh_s = 300;

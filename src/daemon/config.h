@@ -109,7 +109,8 @@ struct gsd_config {
     size_t extender_max_body;         /* bytes of a filter, prioritize or preempt body */
     struct gsd_http_limits http;
     struct gsd_metrics_cfg metrics;
-    int64_t max_pods;           /* pods held (pending + running) */
+    int64_t max_pods;                 /* pods held (pending + running) */
+    int64_t max_pod_bytes_per_tenant; /* bytes of the pods POST /v1/pods holds for one tenant */
     int store_sync_full;        /* storeSync: 1 full (fsync each commit), 0 normal (store.h) */
     char policy[32];            /* placement policy name */
     struct gs_scenario *quotas; /* GPUQuota, ResourceQuota, ... of the policy files; may be NULL */

@@ -127,11 +127,34 @@ void gsd_pod_set_state(struct gsd_state *st, struct gsd_pod *p, int state)
     p->state = (uint8_t)state;
 }
 
+/* The bytes tenant @tenant's API pods hold: its entry, made with 0 when @make; NULL none (or
+ * out of memory). A tenant keeps its entry for the daemon's life: they are the config's few. */
+static int64_t *held_of(struct gsd_state *st, const char *tenant, int make)
+{
+    for (size_t i = 0; i < st->ntbytes; i++)
+        if (!strcmp(st->tbytes[i].tenant, tenant))
+            return &st->tbytes[i].bytes;
+    struct gsd_tbytes *g = make ? realloc(st->tbytes, (st->ntbytes + 1) * sizeof(*g)) : NULL;
+    if (!g)
+        return NULL;
+    st->tbytes = g;
+    g += st->ntbytes++;
+    snprintf(g->tenant, sizeof(g->tenant), "%s", tenant);
+    g->bytes = 0;
+    return &g->bytes;
+}
+
 /* Link @p into the table and the arrival list (at the tail: @p is the newest). */
 static int link_pod(struct gsd_state *st, struct gsd_pod *p)
 {
     if (st->npods + 1 > st->tab_cap / 2 && tab_grow(st))
         return -ENOMEM;
+    int64_t *held = NULL;
+    if (p->source == GSD_SRC_API && p->tenant[0] && !(held = held_of(st, p->tenant, 1)))
+        return -ENOMEM;
+    p->bytes = held ? (uint32_t)strlen(p->body) : 0;
+    if (held)
+        *held += p->bytes;
     size_t h = key_hash(p->ns, p->name) & (st->tab_cap - 1);
     p->hnext = st->tab[h];
     st->tab[h] = p;
@@ -162,6 +185,9 @@ static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
     while (*pp != p)
         pp = &(*pp)->hnext;
     *pp = p->hnext;
+    int64_t *held = p->bytes ? held_of(st, p->tenant, 0) : NULL;
+    if (held)
+        *held -= p->bytes;
     *(p->prev ? &p->prev->next : &st->head) = p->next;
     *(p->next ? &p->next->prev : &st->tail) = p->prev;
     st->npods--;
@@ -303,6 +329,24 @@ static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *t
     return 0;
 }
 
+/* Would @spec take @tenant's API pods past maxPodBytesPerTenant? 1 after writing @e (403, as
+ * the API server refuses a pod past its namespace's ResourceQuota); 0 no. */
+static int over_held(struct gsd_state *st, const struct gsd_podspec *spec, const char *tenant,
+                     struct gsd_ferr *e)
+{
+    const int64_t *held = held_of(st, tenant, 0), max = st->cfg->max_pod_bytes_per_tenant;
+    int64_t now = held ? *held : 0, add = spec->body ? (int64_t)strlen(spec->body) : 0;
+    if (now + add <= max)
+        return 0;
+    char msg[GSD_REASON_MAX];
+    snprintf(msg, sizeof(msg),
+             "tenant %s holds %lld bytes of pods and this one is %lld more: past the daemon's "
+             "maxPodBytesPerTenant of %lld; delete some first",
+             tenant, (long long)now, (long long)add, (long long)max);
+    set_ferr(e, 403, "", msg);
+    return 1;
+}
+
 struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
                             int source, int node, struct gsd_ferr *e)
 {
@@ -315,6 +359,8 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         set_ferr(e, 507, "", "the daemon holds maxPods pods; cancel some first");
         return NULL;
     }
+    if (source == GSD_SRC_API && tenant && over_held(st, spec, tenant, e))
+        return NULL;
     if (new_pod(st, spec, tenant, source, &p, e))
         return NULL;
     int rc = gsd_sched_submit(st, p, e);
@@ -763,6 +809,7 @@ void gsd_state_free(struct gsd_state *st)
     free(st->evictions);
     gsd_extender_free(st);
     free(st->tab);
+    free(st->tbytes);
     json_decref(st->bill_cache);
     free(st->health);
     gsd_sched_close(st);

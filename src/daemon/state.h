@@ -66,6 +66,7 @@ struct gsd_pod {
     uint8_t state, source;
     uint8_t nominated;      /* extender: submitted by filter, not yet bound by kube-scheduler */
     uint8_t nudged;         /* nominated: kube-scheduler was told its cards are held (extender.c) */
+    uint32_t bytes;         /* of its body, held against its tenant's (an API pod) */
     int64_t seen_us;        /* nominated: wall clock of the last filter that asked for it */
     struct gs_placement pl; /* valid when running: node, cards, milli-GPU per card */
     char mig[GSD_MIG_MAX];  /* MIG profile asked, "" = none */
@@ -108,6 +109,12 @@ struct gsd_state {
     struct gsd_pod *head, *tail;
     struct gsd_pod *pending; /* the pending pods, linked by pnext: what a pass may re-word */
     int64_t next_seq;
+    /* the bytes of the API pods each tenant holds, by name (maxPodBytesPerTenant) */
+    struct gsd_tbytes {
+        char tenant[GSD_NAME_MAX];
+        int64_t bytes;
+    } * tbytes;
+    size_t ntbytes;
     int failed; /* a store write failed: the batch is rolled back and the daemon exits */
     /* extender: Evictions to send once the batch that decided them commits (gsd_evict_new()) */
     struct gsd_bind **evictions;

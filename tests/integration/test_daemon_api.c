@@ -1208,6 +1208,45 @@ static int listen_on(int fd) /* test_tls() has a local named listen */
     return listen(fd, 1);
 }
 
+/* A tenant's pods hold at most maxPodBytesPerTenant together: past it a POST is a 403 naming
+ * it, other tenants post on, a deleted pod makes room, and a restart counts what it reads back. */
+static void test_pod_bytes_per_tenant(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, "maxPodBytesPerTenant: 1048576\n"), 0);
+    assert_int_equal(h_start(&d), 0);
+    char *big = malloc(60001), name[32];
+    memset(big, 'x', 60000);
+    big[60000] = '\0';
+    int refused = -1;
+    for (int i = 0; i < 40 && refused < 0; i++) {
+        snprintf(name, sizeof(name), "big-%d", i);
+        char *body = h_pod_annotated("team-a", name, 0, 0, "note", big);
+        struct answer a;
+        assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+        if (a.status == 403) {
+            refused = i;
+            assert_non_null(strstr(sget(a.json, "error"), "maxPodBytesPerTenant of 1048576"));
+        } else {
+            assert_int_equal(a.status, 201);
+        }
+        h_answer_free(&a);
+        free(body);
+    }
+    assert_true(refused >= 15 && refused <= 17); /* 1 MiB of 60 kB pods */
+    char *other = h_pod_annotated("team-b", "theirs", 0, 0, "note", big);
+    json_decref(h_submit(&d, TOKEN_B, other, 201));
+    h_request(&d, "DELETE", "/v1/pods/team-a/big-0", TOKEN_A, NULL, 200);
+    json_decref(h_submit(&d, TOKEN_A, h_pod_annotated("team-a", name, 0, 0, "note", big), 201));
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_decref(h_submit(&d, TOKEN_A, h_pod_annotated("team-a", "after", 0, 0, "note", big), 403));
+    assert_int_equal(h_stop(&d), 0);
+    free(big);
+    h_cleanup(&d);
+}
+
 /* gpuschedd started with @argv (its standard error appended to d's log) exits non-zero within
  * 30 s and its log has @a and @b. */
 static void refused_start(struct daemon *d, char **argv, const char *a, const char *b)
@@ -1962,6 +2001,7 @@ int main(void)
         cmocka_unit_test(test_client_odd_answers),
         cmocka_unit_test(test_client_large_answer),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_pod_bytes_per_tenant),
         cmocka_unit_test(test_healthz_follows_the_store),
         cmocka_unit_test(test_failed_tokens_throttled),
         cmocka_unit_test(test_chunked_past_the_cap),
