@@ -1135,9 +1135,32 @@ static int slice_before(const struct card *b, const struct card *a)
            (a_used == b_used && b->mem_mib - b->mem_used < a->mem_mib - a->mem_used);
 }
 
-/* Time-slice replicas and shared slices: cards already in the slice's mode first, fullest memory
- * first (best fit), then free cards. A shared slice takes the cards gs_fleet_share_pick() would
- * from the node's view: the first of that order that take it (ties in index order both ways). */
+/* Where a time-slice replica of compute @ask would go on card @c: 0 a card in the mode whose
+ * time it fits without stretching the pods there, 1 a free card, 2 a card whose time it would
+ * overcommit. */
+static int replica_rank(const struct card *c, int32_t ask)
+{
+    return c->mode == GS_CARD_FREE ? 1 : c->compute + ask <= 1000 ? 0 : 2;
+}
+
+/* Does a replica of @r take card @b before card @a: by replica_rank(), the busiest card first
+ * where it fits (best fit), the least overcommitted first where none does; as NVIDIA's device
+ * plugin hands out replicas over the cards, fewest taken first, so that a replica does not halve
+ * another's time while a card is idle. Else as a slice (slice_before()). */
+static int replica_before(const struct card *b, const struct card *a, const struct gs_fit *r)
+{
+    int rb = replica_rank(b, r->compute), ra = replica_rank(a, r->compute);
+    if (rb != ra)
+        return rb < ra;
+    if (rb != 1 && b->compute != a->compute)
+        return rb == 0 ? b->compute > a->compute : b->compute < a->compute;
+    return slice_before(b, a);
+}
+
+/* Time-slice replicas (replica_before()) and shared slices: cards already in the slice's mode
+ * first, fullest memory first (best fit), then free cards. A shared slice takes the cards
+ * gs_fleet_share_pick() would from the node's view: the first of that order that take it (ties
+ * in index order both ways). */
 static enum gs_fit_reason pick_sliced(const struct gs_fleet *f, const struct fnode *nd,
                                       const struct gs_fit *r, uint32_t *mask, int32_t *topo)
 {
@@ -1153,7 +1176,9 @@ static enum gs_fit_reason pick_sliced(const struct gs_fleet *f, const struct fno
             continue;
         }
         int j = n++;
-        for (; j > 0 && slice_before(&nd->cards[i], &nd->cards[order[j - 1]]); j--)
+        for (; j > 0 && (r->timeslice ? replica_before(&nd->cards[i], &nd->cards[order[j - 1]], r)
+                                      : slice_before(&nd->cards[i], &nd->cards[order[j - 1]]));
+             j--)
             order[j] = order[j - 1];
         order[j] = i;
     }

@@ -1731,7 +1731,8 @@ static struct gs_pod_spec *replica_pod(struct gs_scenario *s, const char *ns, co
 /*
  * Declared memory is charged on time-sliced cards too: ten 10 GiB replicas on four 24 GiB cards
  * (A30, 4 replicas each) -> eight run, two wait. Two on a card share its time, so each runs at
- * half speed and its hour takes two; the two waiting start then.
+ * half speed and its hour takes two; the two waiting start then, each on a card of its own (as
+ * NVIDIA's device plugin hands replicas out, fewest taken first), so each takes its hour.
  */
 static void test_timeslice_memory(void **state)
 {
@@ -1751,7 +1752,9 @@ static void test_timeslice_memory(void **state)
         assert_int_equal(find(t, "p0")->end_us, 7200 * S);
         assert_int_equal(find(t, "p8")->start_us, 7200 * S);
         assert_int_equal(find(t, "p9")->start_us, 7200 * S);
-        assert_int_equal(find(t, "p8")->end_us, 14400 * S);
+        assert_int_equal(find(t, "p8")->end_us, 10800 * S);
+        assert_int_equal(find(t, "p9")->end_us, 10800 * S);
+        assert_true(find(t, "p8")->gpu_mask != find(t, "p9")->gpu_mask);
         assert_int_equal(gs_tsim_summary(t)->timeslice, 1);
         gs_tsim_free(t);
     }
@@ -1761,6 +1764,30 @@ static void test_timeslice_memory(void **state)
     assert_int_equal(find(t, "p0")->end_us, 3600 * S);
     assert_int_equal(gs_tsim_summary(t)->timeslice, 0);
     gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * A replica asking a card's whole time does not join a card of its node whose time is taken
+ * while another is idle, as NVIDIA's device plugin hands replicas out: two such on a two-card
+ * node each run alone and take their hour (they stacked on one card, two hours each). Four of a
+ * quarter each still share one card, which they fill without stretching.
+ */
+static void test_timeslice_spread(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t = tmpl_of(s, "a30x2", 2, "A30");
+    s->policy.templates[t].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t);
+    replica_pod(s, "ns", "r0", 1, 0, 0, 3600);
+    replica_pod(s, "ns", "r1", 1, 0, 0, 3600);
+    struct gs_tsim *sim = run(s, GS_WAY_SHARING);
+    const struct gs_tsim_pod *a = find(sim, "r0"), *b = find(sim, "r1");
+    assert_int_equal(a->end_us, 3600 * S);
+    assert_int_equal(b->end_us, 3600 * S);
+    assert_int_not_equal(a->gpu_mask, b->gpu_mask);
+    gs_tsim_free(sim);
     gs_scenario_free(s);
 }
 
@@ -3105,6 +3132,7 @@ int main(void)
         cmocka_unit_test(test_vgpu_alone_and_distinct),
         cmocka_unit_test(test_one_mode_per_card),
         cmocka_unit_test(test_timeslice_memory),
+        cmocka_unit_test(test_timeslice_spread),
         cmocka_unit_test(test_timeslice_distinct),
         cmocka_unit_test(test_timeslice_weighted),
         cmocka_unit_test(test_mode_conversion),
