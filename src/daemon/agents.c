@@ -917,9 +917,11 @@ void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest,
         bound_pods(st, r, i);
     else if (post)
         gsd_node_post(st, r, rest);
-    else
+    else {
         gsd_reply_error(r, 405, "",
                         "%s /v1/nodes/%s/%.32s: a node agent POSTs register, "
                         "heartbeat, gpus/INDEX/health and GETs pods",
                         r->method, name, tail);
+        r->allow = !strcmp(tail, "pods") ? "GET" : "POST";
+    }
 }

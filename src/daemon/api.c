@@ -122,6 +122,16 @@ void gsd_reply_error(struct gsd_req *r, int status, const char *field, const cha
     gsd_reply_json(r, status, json_pack("{s:s, s:s}", "error", msg, "field", at));
 }
 
+void gsd_reply_405(struct gsd_req *r, const char *allow, const char *more)
+{
+    char words[64]; /* "GET, DELETE" said "GET or DELETE" */
+    const char *comma = strchr(allow, ',');
+    snprintf(words, sizeof(words), "%.*s%s%s", comma ? (int)(comma - allow) : (int)strlen(allow),
+             allow, comma ? " or" : "", comma ? comma + 1 : "");
+    gsd_reply_error(r, 405, "", "%s: use %s%s", r->method, words, more ? more : "");
+    r->allow = allow;
+}
+
 const char *gsd_qarg(const struct gsd_req *r, const char *key)
 {
     for (int i = 0; i < r->nqargs; i++)
@@ -398,7 +408,7 @@ static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w
         return;
     }
     if (strcmp(r->method, "DELETE")) { /* GET is a read (reads.c) */
-        gsd_reply_error(r, 405, "", "%s: use GET or DELETE", r->method);
+        gsd_reply_405(r, "GET, DELETE", NULL);
         return;
     }
     if (bound_in_kube(st, w, p, r))
@@ -419,7 +429,7 @@ static void accounts(struct gsd_state *st, struct gsd_req *r, const struct who *
     const char *sub = strchr(rest, '/'), *tail = sub ? strchr(sub + 1, '/') : NULL;
     size_t len = sub ? (tail ? (size_t)(tail - sub - 1) : strlen(sub + 1)) : 0;
     if (strcmp(r->method, "GET")) {
-        gsd_reply_error(r, 405, "", "%s: use GET", r->method);
+        gsd_reply_405(r, "GET", NULL);
         return;
     }
     if ((sub && (!len || len >= sizeof(name))) || (tail && (queues || strcmp(tail, "/bill")))) {
@@ -460,8 +470,8 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
         return;
     }
     if (strcmp(r->method, "GET")) {
-        gsd_reply_error(r, 405, "", "%s: use GET (POST for a node's heartbeat and card health)",
-                        r->method);
+        gsd_reply_405(r, rest ? "GET, POST" : "GET",
+                      rest ? " (POST for a node's heartbeat and card health)" : NULL);
         return;
     }
     int i = rest ? gs_cluster_find(st->cluster, rest) : -1;
@@ -515,27 +525,28 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
         return;
     }
     if (!strcmp(rest, "clock")) {
-        if (!w.admin || strcmp(r->method, "POST"))
-            gsd_reply_error(r, w.admin ? 405 : 403, w.admin ? "" : "Authorization",
-                            "POST /v1/clock needs the admin token");
+        if (!w.admin)
+            gsd_reply_error(r, 403, "Authorization", "POST /v1/clock needs the admin token");
+        else if (strcmp(r->method, "POST"))
+            gsd_reply_405(r, "POST", NULL);
         else
             gsd_node_post(st, r, NULL);
     } else if (!strcmp(rest, "pods")) {
         if (!strcmp(r->method, "POST")) /* GET is a read (reads.c) */
             post_pod(st, r, &w);
         else
-            gsd_reply_error(r, 405, "", "%s: use GET or POST", r->method);
+            gsd_reply_405(r, "GET, POST", NULL);
     } else if (!strncmp(rest, "pods/", 5)) {
         one_pod(st, r, &w, rest + 5);
     } else if (!strcmp(rest, "snapshot")) {
         if (strcmp(r->method, "GET"))
-            gsd_reply_error(r, 405, "", "%s: use GET", r->method);
+            gsd_reply_405(r, "GET", NULL);
         else if (!w.admin)
             gsd_reply_error(r, 403, "Authorization", "GET /v1/snapshot needs the admin token");
         else
             gsd_whatif_snapshot(st, r);
     } else if (!strcmp(rest, "status")) {
-        gsd_reply_error(r, 405, "", "%s: use GET", r->method); /* GET is a read (reads.c) */
+        gsd_reply_405(r, "GET", NULL); /* GET is a read (reads.c) */
     } else if (!strcmp(rest, "nodes")) {
         nodes(st, r, &w, NULL);
     } else if (!strncmp(rest, "nodes/", 6)) {
@@ -562,10 +573,10 @@ void gsd_api_handle(struct gsd_state *st, struct gsd_req *r)
     if (!strncmp(r->path, "/v1/", 4)) {
         v1(st, r, r->path + 4);
     } else if (!strcmp(r->path, "/metrics")) {
-        gsd_reply_error(r, 405, "", "%s: use GET", r->method); /* GET is a read (reads.c) */
+        gsd_reply_405(r, "GET", NULL); /* GET is a read (reads.c) */
     } else if (!strncmp(r->path, "/extender/", 10)) {
         if (strcmp(r->method, "POST"))
-            gsd_reply_error(r, 405, "", "%s: extender verbs take POST", r->method);
+            gsd_reply_405(r, "POST", ": extender verbs take POST");
         else
             gsd_extender_handle(st, r, r->path + 10);
     } else {

@@ -16,6 +16,12 @@ struct gsd_state;
 void gsd_reply_json(struct gsd_req *r, int status, json_t *body);
 void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/*
+ * gsd_reply_405() - answer @r 405 with the methods its route takes: @allow ("GET, DELETE", as the
+ * Allow header RFC 9110 15.5.6 asks of a 405 writes them; static) and @more (NULL: none), words
+ * after them in the message.
+ */
+void gsd_reply_405(struct gsd_req *r, const char *allow, const char *more);
 /* gsd_reply_warning() - answer @r with a Warning header (RFC 9110's 299 code, as the Kubernetes
  * API server gives one) of @text ("" none; the first only), non-printable bytes as '?'. */
 void gsd_reply_warning(struct gsd_req *r, const char *text);

@@ -561,7 +561,7 @@ static void one_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_
     else if (!strcmp(r->method, "DELETE"))
         drop_group(st, r, g);
     else
-        gsd_reply_error(r, 405, "", "%s: use GET or DELETE", r->method);
+        gsd_reply_405(r, "GET, DELETE", NULL);
 }
 
 /* The viewer's PodGroups in pages, as GET /v1/pods gives pods: ?limit (500 unless given, at most
@@ -606,6 +606,6 @@ void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct 
     } else if (!strcmp(r->method, "GET")) {
         list_groups(st, r, viewer);
     } else {
-        gsd_reply_error(r, 405, "", "%s: use GET or POST", r->method);
+        gsd_reply_405(r, "GET, POST", NULL);
     }
 }

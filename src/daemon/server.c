@@ -993,6 +993,8 @@ static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c
     }
     if (r->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (r->status == 405 && r->allow)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
     if (r->close) /* libmicrohttpd then closes the connection after this answer */
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     for (const char *const *h = r->headers; h && h[0] && h[1]; h += 2)
@@ -1019,7 +1021,7 @@ static void healthz(struct gsd_server *s, struct gsd_req *r)
 {
     int64_t stalled = gsd_mono_us() - atomic_load(&s->pulse_us);
     if (strcmp(r->method, "GET"))
-        gsd_reply_error(r, 405, "", "%s: use GET", r->method);
+        gsd_reply_405(r, "GET", NULL);
     else if (atomic_load(&s->failed))
         gsd_reply_error(r, 503, "", "the store failed; the daemon is stopping");
     else if (!atomic_load(&s->store_ok))

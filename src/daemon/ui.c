@@ -93,7 +93,7 @@ int gsd_ui_answer(struct gsd_req *r)
     if (!gsd_ui_path(r->path))
         return 0;
     if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD")) {
-        gsd_reply_error(r, 405, "", "%s: use GET", r->method);
+        gsd_reply_405(r, "GET, HEAD", NULL);
         return 1;
     }
     pthread_once(&once, load);

@@ -1569,6 +1569,15 @@ static void test_headers_given_twice(void **state)
         assert_non_null(strstr(ans, "Connection: close"));
         assert_null(strstr(ans, "\"status\":\"ok\"")); /* the smuggled GET /healthz */
     }
+    /* a 405 names the methods its route takes (RFC 9110, 15.5.6) */
+    assert_int_equal(send_raw(&d,
+                              "PUT /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              "Authorization: Bearer " TOKEN_A "\r\nContent-Length: 0\r\n"
+                              "Connection: close\r\n\r\n",
+                              ans, sizeof(ans)),
+                     405);
+    assert_non_null(strstr(ans, "\r\nAllow: GET, POST\r\n"));
+    assert_non_null(strstr(ans, "PUT: use GET or POST"));
     /* HEAD is GET's headers (it was a 405), and an absolute-form target is its path */
     assert_int_equal(
         send_raw(&d, "HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", ans,
