@@ -591,9 +591,11 @@ static void test_slow_api_server_stalls_nothing(void **state)
 /* The bind of @arg on n-cpu-0 (filtered already), with no assertion: the daemon dies meanwhile. */
 static void *bind_dying(void *arg)
 {
+    char uid[64];
+    snprintf(uid, sizeof(uid), "uid-%s", (char *)arg); /* as filter() gave it */
     return h_verb(&d, "bind",
-                  json_pack("{s:s, s:s, s:s}", "PodName", (char *)arg, "PodNamespace", "team-a",
-                            "Node", "n-cpu-0"));
+                  json_pack("{s:s, s:s, s:s, s:s}", "PodName", (char *)arg, "PodNamespace",
+                            "team-a", "PodUID", uid, "Node", "n-cpu-0"));
 }
 
 /*
