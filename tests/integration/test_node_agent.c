@@ -800,23 +800,23 @@ static void test_odd_registration(void **state)
     snprintf(tok, sizeof(tok), "%s/token", sd);
     const char *answers[] = {"{\"token\": \"abc\\r\\nX-Evil: 1\"}", "{}", "hello",
                              "{\"token\": 5, \"x\":", "{\"token\": \"good-token\"}"};
+    const char *argv[] = {getenv("GPUSCHED_AGENT_BIN"),
+                          "--server",
+                          server,
+                          "--node",
+                          NODE,
+                          "--bootstrap-token-file",
+                          E.boot,
+                          "--state-dir",
+                          sd,
+                          "--nvml-lib",
+                          "/nonexistent",
+                          "--nvidia-smi",
+                          smi,
+                          "--no-device-plugin",
+                          NULL};
     for (int i = 0; i < 5; i++) {
         pid_t pid = t_odd_server(1, i < 3 ? 201 : 200, answers[i], server);
-        const char *argv[] = {getenv("GPUSCHED_AGENT_BIN"),
-                              "--server",
-                              server,
-                              "--node",
-                              NODE,
-                              "--bootstrap-token-file",
-                              E.boot,
-                              "--state-dir",
-                              sd,
-                              "--nvml-lib",
-                              "/nonexistent",
-                              "--nvidia-smi",
-                              smi,
-                              "--no-device-plugin",
-                              NULL};
         struct t_run r;
         t_run(argv, &r);
         kill(pid, SIGKILL);
@@ -830,23 +830,8 @@ static void test_odd_registration(void **state)
     }
     /* a refusal's body ends in a line break: the message ends with the reason, not "\x0a" */
     pid_t pid = t_odd_server(1, 409, "{\"error\": \"gpus: 4, the inventory says 8\"}\n", server);
-    const char *refused[] = {getenv("GPUSCHED_AGENT_BIN"),
-                             "--server",
-                             server,
-                             "--node",
-                             NODE,
-                             "--bootstrap-token-file",
-                             E.boot,
-                             "--state-dir",
-                             sd,
-                             "--nvml-lib",
-                             "/nonexistent",
-                             "--nvidia-smi",
-                             smi,
-                             "--no-device-plugin",
-                             NULL};
     struct t_run r;
-    t_run(refused, &r);
+    t_run(argv, &r);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     if (!strstr(r.err, "the inventory says 8\"}\n") || strstr(r.err, "\\x0a"))
