@@ -39,6 +39,12 @@ int gsd_name_ok(const char *s)
 }
 
 /* A pod name: a DNS subdomain of at most 253 bytes (dots allowed between labels). */
+int gsd_uid_ok(const char *s)
+{
+    return s[0] && s[0] != '.' && strlen(s) < GSD_UID_MAX &&
+           !s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")];
+}
+
 int gsd_subdomain_ok(const char *s)
 {
     size_t n = strlen(s);
@@ -138,10 +144,8 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
         memcpy(out->ns, json_string_value(ns), strlen(json_string_value(ns)) + 1);
     }
     if (uid && !json_is_null(uid)) {
-        /* a UUID as the API server makes them fits; the node agent names a pod's folder by it */
         const char *u = json_string_value(uid);
-        if (!u || json_string_length(uid) >= GSD_UID_MAX || u[0] == '.' ||
-            u[strspn(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")])
+        if (!u || (u[0] && !gsd_uid_ok(u)))
             return ferr(e, "metadata.uid",
                         "metadata.uid: expected at most 63 bytes of letters, digits, '.', '_' "
                         "and '-', not first '.' (the API server's are UUIDs)");

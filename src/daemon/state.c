@@ -577,6 +577,14 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         free_pod(p);
         return -ENOMEM;
     }
+    if (!gsd_uid_ok(p->uid)) { /* bound through the extender before UIDs were checked */
+        char key[GSD_KEY_MAX];
+        snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+        gsd_log("warn",
+                "pod's UID cannot name its folder on the node: its node's agent is not "
+                "given it (delete it, or let kube-scheduler bind it again)",
+                "pod", key, "uid", p->uid, NULL);
+    }
     struct gs_diag d;
     struct gsd_ferr e;
     char field[128];
