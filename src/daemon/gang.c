@@ -80,6 +80,9 @@ static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
     }
     *k = *g;
     k->meta = meta;
+    int64_t *bytes = k->tenant[0] ? gsd_tenant_bytes(st, k->tenant, 1) : NULL;
+    if (bytes) /* what a tenant's PodGroups hold counts with its pods (maxPodBytesPerTenant) */
+        *bytes += (int64_t)strlen(meta);
     k->members = k->running = 0;
     k->tried = 0;
     k->seq = g->seq > st->group_seq ? g->seq : st->group_seq; /* a restored one's, kept */
@@ -453,6 +456,12 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
     }
     const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, g->spec.ns);
     snprintf(g->tenant, sizeof(g->tenant), "%s", owner ? owner->name : "");
+    char over[GS_DIAG_MSG_MAX];
+    if (owner && gsd_tenant_bytes_over(st, owner->name, g->meta ? (int64_t)strlen(g->meta) : 2,
+                                       over, sizeof(over))) {
+        gsd_reply_error(r, 403, "", "%s", over);
+        return;
+    }
     g->created_us = gsd_now_us();
     struct gsd_group *k = keep(st, g);
     if (!k) {
@@ -527,6 +536,9 @@ static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group
         i++;
     memmove(&st->groups[i], &st->groups[i + 1], (st->ngroups - i - 1) * sizeof(*st->groups));
     st->ngroups--;
+    int64_t *bytes = gsd_tenant_bytes(st, g->tenant, 0);
+    if (bytes)
+        *bytes -= (int64_t)strlen(g->meta);
     gsd_reply_json(r, 200,
                    json_pack("{s:s, s:s, s:s}", "namespace", g->spec.ns, "name", g->spec.name,
                              "state", "deleted"));

@@ -127,9 +127,7 @@ void gsd_pod_set_state(struct gsd_state *st, struct gsd_pod *p, int state)
     p->state = (uint8_t)state;
 }
 
-/* The bytes tenant @tenant's API pods hold: its entry, made with 0 when @make; NULL none (or
- * out of memory). A tenant keeps its entry for the daemon's life: they are the config's few. */
-static int64_t *held_of(struct gsd_state *st, const char *tenant, int make)
+int64_t *gsd_tenant_bytes(struct gsd_state *st, const char *tenant, int make)
 {
     for (size_t i = 0; i < st->ntbytes; i++)
         if (!strcmp(st->tbytes[i].tenant, tenant))
@@ -150,7 +148,7 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     if (st->npods + 1 > st->tab_cap / 2 && tab_grow(st))
         return -ENOMEM;
     int64_t *held = NULL;
-    if (p->source == GSD_SRC_API && p->tenant[0] && !(held = held_of(st, p->tenant, 1)))
+    if (p->source == GSD_SRC_API && p->tenant[0] && !(held = gsd_tenant_bytes(st, p->tenant, 1)))
         return -ENOMEM;
     p->bytes = held ? (uint32_t)strlen(p->body) : 0;
     if (held)
@@ -185,7 +183,7 @@ static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
     while (*pp != p)
         pp = &(*pp)->hnext;
     *pp = p->hnext;
-    int64_t *held = p->bytes ? held_of(st, p->tenant, 0) : NULL;
+    int64_t *held = p->bytes ? gsd_tenant_bytes(st, p->tenant, 0) : NULL;
     if (held)
         *held -= p->bytes;
     *(p->prev ? &p->prev->next : &st->head) = p->next;
@@ -329,20 +327,29 @@ static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *t
     return 0;
 }
 
-/* Would @spec take @tenant's API pods past maxPodBytesPerTenant? 1 after writing @e (403, as
- * the API server refuses a pod past its namespace's ResourceQuota); 0 no. */
+int gsd_tenant_bytes_over(struct gsd_state *st, const char *tenant, int64_t add, char *msg,
+                          size_t size)
+{
+    const int64_t *held = gsd_tenant_bytes(st, tenant, 0), max = st->cfg->max_pod_bytes_per_tenant;
+    int64_t now = held ? *held : 0;
+    if (now + add <= max)
+        return 0;
+    snprintf(msg, size,
+             "tenant %s holds %lld bytes of pods and PodGroups and this one is %lld more: past "
+             "the daemon's maxPodBytesPerTenant of %lld; delete some first",
+             tenant, (long long)now, (long long)add, (long long)max);
+    return 1;
+}
+
+/* Would @spec take @tenant past maxPodBytesPerTenant? 1 after writing @e (403, as the API server
+ * refuses a pod past its namespace's ResourceQuota); 0 no. */
 static int over_held(struct gsd_state *st, const struct gsd_podspec *spec, const char *tenant,
                      struct gsd_ferr *e)
 {
-    const int64_t *held = held_of(st, tenant, 0), max = st->cfg->max_pod_bytes_per_tenant;
-    int64_t now = held ? *held : 0, add = spec->body ? (int64_t)strlen(spec->body) : 0;
-    if (now + add <= max)
-        return 0;
     char msg[GSD_REASON_MAX];
-    snprintf(msg, sizeof(msg),
-             "tenant %s holds %lld bytes of pods and this one is %lld more: past the daemon's "
-             "maxPodBytesPerTenant of %lld; delete some first",
-             tenant, (long long)now, (long long)add, (long long)max);
+    if (!gsd_tenant_bytes_over(st, tenant, spec->body ? (int64_t)strlen(spec->body) : 0, msg,
+                               sizeof(msg)))
+        return 0;
     set_ferr(e, 403, "", msg);
     return 1;
 }

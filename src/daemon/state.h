@@ -199,6 +199,16 @@ int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, cons
 
 /* Pod table (state.c), used by the API and extender handlers. */
 struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *name);
+/*
+ * gsd_tenant_bytes() - the bytes of the API objects tenant @tenant holds (pods' bodies, posted
+ * PodGroups' metadata), counted against maxPodBytesPerTenant: its counter, made at 0 when @make;
+ * NULL when none (or out of memory). A tenant keeps its counter for the daemon's life.
+ */
+int64_t *gsd_tenant_bytes(struct gsd_state *st, const char *tenant, int make);
+/* gsd_tenant_bytes_over() - whether @add more bytes take @tenant past maxPodBytesPerTenant: 1
+ * with why in @msg (@size bytes), 0 no. */
+int gsd_tenant_bytes_over(struct gsd_state *st, const char *tenant, int64_t add, char *msg,
+                          size_t size);
 /* gsd_pod_add() - register @spec (its namespace set) as a new pod of @tenant ("" none) from
  * @source, hand it to the scheduler, run a pass (or, @node >= 0, bind it there: the extender's
  * bind) and store it. Return: the pod (pending or running, as the pass left it); NULL with @e

@@ -1237,6 +1237,18 @@ static void test_pod_bytes_per_tenant(void **state)
     assert_true(refused >= 15 && refused <= 17); /* 1 MiB of 60 kB pods */
     char *other = h_pod_annotated("team-b", "theirs", 0, 0, "note", big);
     json_decref(h_submit(&d, TOKEN_B, other, 201));
+    /* a PodGroup's metadata counts with the pods: no way round the cap */
+    json_t *pg =
+        json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:i}}", "metadata", "name", "pg", "namespace",
+                  "team-a", "annotations", "note", big, "spec", "minMember", 1);
+    char *pgbody = json_dumps(pg, JSON_COMPACT);
+    json_decref(pg);
+    struct answer ga;
+    assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_A, pgbody, &ga), 0);
+    assert_int_equal(ga.status, 403);
+    assert_non_null(strstr(sget(ga.json, "error"), "maxPodBytesPerTenant"));
+    h_answer_free(&ga);
+    free(pgbody);
     h_request(&d, "DELETE", "/v1/pods/team-a/big-0", TOKEN_A, NULL, 200);
     json_decref(h_submit(&d, TOKEN_A, h_pod_annotated("team-a", name, 0, 0, "note", big), 201));
     assert_int_equal(h_stop(&d), 0);
