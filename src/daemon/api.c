@@ -470,8 +470,9 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
         return;
     }
     if (strcmp(r->method, "GET")) {
-        gsd_reply_405(r, rest ? "GET, POST" : "GET",
-                      rest ? " (POST for a node's heartbeat and card health)" : NULL);
+        int sub = rest && strchr(rest, '/'); /* heartbeat, gpus/I/health: POST; a node: GET */
+        gsd_reply_405(r, sub ? "POST" : "GET",
+                      sub ? ": a node's heartbeat and card health are POSTed" : NULL);
         return;
     }
     int i = rest ? gs_cluster_find(st->cluster, rest) : -1;
