@@ -268,7 +268,7 @@ static void reload(struct gsd_server *srv, const struct opts *o)
     int rc = load_config(o, &cfg, &d);
     if (rc) {
         /* the message names the file at fault; --config may be given several times */
-        gsd_log("error", "config rejected; the one in force stays", "error",
+        gsd_log("error", "config reload refused: the one in force stays", "error",
                 d.msg[0] ? d.msg : strerror(-rc), NULL);
         return;
     }

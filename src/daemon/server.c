@@ -309,7 +309,7 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
         struct gs_diag d;
         gs_diag_init(&d);
         if (gsd_state_reload(st, r->new_cfg, &d)) {
-            gsd_log("error", "config reload refused: the old one stays in force", "error",
+            gsd_log("error", "config reload refused: the one in force stays", "error",
                     d.msg[0] ? d.msg : "out of memory", NULL);
             gsd_config_free(r->new_cfg);
         }
