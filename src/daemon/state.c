@@ -366,7 +366,7 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         set_ferr(e, 507, "", "the daemon holds maxPods pods; cancel some first");
         return NULL;
     }
-    if (source == GSD_SRC_API && tenant && over_held(st, spec, tenant, e))
+    if (source == GSD_SRC_API && tenant && tenant[0] && over_held(st, spec, tenant, e))
         return NULL;
     if (new_pod(st, spec, tenant, source, &p, e))
         return NULL;
