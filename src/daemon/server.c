@@ -1419,8 +1419,10 @@ static int tls_check(const struct gsd_server *s, const struct gsd_listen *l, str
                    key = {(unsigned char *)s->key, (unsigned)strlen(s->key)};
     int rc = gnutls_certificate_set_x509_key_mem(cred, &cert, &key, GNUTLS_X509_FMT_PEM), err = 0;
     if (rc < 0)
-        err = gs_diag_error(d, "--tls-cert %s with --tls-key %s: %s", l->tls_cert, l->tls_key,
-                            gnutls_strerror(rc));
+        err = gs_diag_error(d,
+                            "--tls-cert %s with --tls-key %s: %s (both PEM, the certificate first "
+                            "in its file, the key unencrypted and the certificate's own)",
+                            l->tls_cert, l->tls_key, gnutls_strerror(rc));
     if (!err && s->client_ca) {
         gnutls_datum_t ca = {(unsigned char *)s->client_ca, (unsigned)strlen(s->client_ca)};
         rc = gnutls_certificate_set_x509_trust_mem(cred, &ca, GNUTLS_X509_FMT_PEM);
@@ -1549,9 +1551,10 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
      * own bind error names ("Failed to bind to port 0" otherwise) */
     s->mhd = MHD_start_daemon(flags, (uint16_t)l->port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
                               opts, MHD_OPTION_END);
+    int six = ss.ss_family == AF_INET6; /* [::1]:8080, as a URL writes it */
     if (!s->mhd)
-        return gs_diag_error_code(d, -EADDRINUSE, "cannot listen on %s:%d: %s", l->host, l->port,
-                                  bind_why(&ss));
+        return gs_diag_error_code(d, -EADDRINUSE, "cannot listen on %s%s%s:%d: %s", six ? "[" : "",
+                                  l->host, six ? "]" : "", l->port, bind_why(&ss));
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : l->port;
     return 0;

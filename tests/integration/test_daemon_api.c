@@ -1357,7 +1357,13 @@ static void test_tls(void **state)
              other);
     assert_int_equal(system(cmd), 0);
     argv[12] = other;
-    refused_start(&d, argv, "--tls-cert", "with --tls-key");
+    refused_start(&d, argv, "--tls-cert", "the key unencrypted and the certificate's own");
+    /* an encrypted key: said what the key must be, not only GnuTLS's "Decryption has failed" */
+    snprintf(cmd, sizeof(cmd),
+             "openssl pkey -in '%s' -aes256 -passout pass:secret -out '%s' >/dev/null 2>&1",
+             d.tls_key, other);
+    assert_int_equal(system(cmd), 0);
+    refused_start(&d, argv, "--tls-cert", "the key unencrypted");
     argv[12] = d.tls_key;
     char *with_ca[16] = {0};
     memcpy(with_ca, argv, 13 * sizeof(*argv));
@@ -1372,6 +1378,8 @@ static void test_tls(void **state)
     assert_int_equal(getsockname(taken, (struct sockaddr *)&at, &len), 0);
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", ntohs(at.sin_port));
     refused_start(&d, argv, listen, "Address already in use");
+    snprintf(listen, sizeof(listen), "[2001:db8::1]:%d", ntohs(at.sin_port)); /* not local */
+    refused_start(&d, argv, "cannot listen on [2001:db8::1]:", "cannot start");
     close(taken);
     h_cleanup(&d);
 }
