@@ -919,11 +919,7 @@ void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest,
         bound_pods(st, r, i);
     else if (post)
         gsd_node_post(st, r, rest);
-    else {
-        gsd_reply_error(r, 405, "",
-                        "%s /v1/nodes/%s/%.32s: a node agent POSTs register, "
-                        "heartbeat, gpus/INDEX/health and GETs pods",
-                        r->method, name, tail);
-        r->allow = !strcmp(tail, "pods") ? "GET" : "POST";
-    }
+    else
+        gsd_reply_405(r, !strcmp(tail, "pods") ? "GET" : "POST",
+                      ": a node agent POSTs register, heartbeat, gpus/INDEX/health and GETs pods");
 }

@@ -1598,6 +1598,13 @@ static void test_headers_given_twice(void **state)
                      405);
     assert_non_null(strstr(ans, "\r\nAllow: GET, POST\r\n"));
     assert_non_null(strstr(ans, "PUT: use GET or POST"));
+    assert_int_equal(send_raw(&d,
+                              "DELETE /v1/nodes/n-t4-0/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              "Authorization: Bearer " TOKEN_ADMIN "\r\nConnection: close\r\n\r\n",
+                              ans, sizeof(ans)),
+                     405);
+    assert_non_null(strstr(ans, "\r\nAllow: GET\r\n"));
+    assert_non_null(strstr(ans, "DELETE: use GET: a node agent POSTs register"));
     /* HEAD is GET's headers (it was a 405), and an absolute-form target is its path */
     assert_int_equal(
         send_raw(&d, "HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", ans,
