@@ -551,6 +551,11 @@ int gs_label_key_ok(const char *key);
 int gs_dns_subdomain_ok(const char *s, size_t n);
 int gs_dns_label_ok(const char *s, size_t n);
 int gs_label_word_ok(const char *s, size_t n);
+/* gs_uid_ok() - whether @s (NUL-terminated) is a metadata.uid the node agent can name a pod's
+ * folder by: 1..63 letters, digits, '.', '_' and '-', not first '.' (so never "..", and no '/').
+ * The API server's UIDs are UUIDs; gpuschedd refuses any other on create and the agent refuses
+ * any other in its node's list. Return: 1 or 0. */
+int gs_uid_ok(const char *s);
 /* gs_annotation_key_ok() - whether @key (NULL: no) is an annotation key as Kubernetes validates
  * one: a label key once lowercased (apimachinery ValidateAnnotations), at most 319 bytes here.
  * Return: 1 or 0. */

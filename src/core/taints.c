@@ -66,6 +66,13 @@ int gs_dns_label_ok(const char *s, size_t n)
     return n <= 63 && !memchr(s, '.', n) && gs_dns_subdomain_ok(s, n);
 }
 
+int gs_uid_ok(const char *s)
+{
+    size_t n = strlen(s);
+    return n && n <= 63 && s[0] != '.' &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
 int gs_label_key_ok(const char *key)
 {
     const char *slash = key ? strchr(key, '/') : NULL, *name = slash ? slash + 1 : key;

@@ -851,8 +851,8 @@ static void bound_pods(struct gsd_state *st, struct gsd_req *r, int i)
     for (struct gsd_pod *p = st->head; !oom && p; p = p->next) {
         if (p->state != GSD_RUNNING || p->pl.node != i)
             continue;
-        if (!gsd_uid_ok(p->uid)) /* stored before UIDs were checked (restore said so): the */
-            continue;            /* agent would refuse the whole list */
+        if (!gs_uid_ok(p->uid)) /* stored before UIDs were checked (restore said so): the */
+            continue;           /* agent would refuse the whole list */
         struct gsd_pod **w = gs_grow(v, &cap, n + 1, sizeof(*v), 64);
         if (w)
             (v = w)[n++] = p;

@@ -39,12 +39,6 @@ int gsd_name_ok(const char *s)
 }
 
 /* A pod name: a DNS subdomain of at most 253 bytes (dots allowed between labels). */
-int gsd_uid_ok(const char *s)
-{
-    return s[0] && s[0] != '.' && strlen(s) < GSD_UID_MAX &&
-           !s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")];
-}
-
 int gsd_subdomain_ok(const char *s)
 {
     size_t n = strlen(s);
@@ -145,7 +139,7 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
     }
     if (uid && !json_is_null(uid)) {
         const char *u = json_string_value(uid);
-        if (!u || (u[0] && !gsd_uid_ok(u)))
+        if (!u || (u[0] && !gs_uid_ok(u)))
             return ferr(e, "metadata.uid",
                         "metadata.uid: expected at most 63 bytes of letters, digits, '.', '_' "
                         "and '-', not first '.' (the API server's are UUIDs)");

@@ -114,9 +114,6 @@ void gsd_podspec_clear(struct gsd_podspec *p);
 
 /* gsd_name_ok() - a DNS-1123 label: 1..63 of [a-z0-9-], alphanumeric at both ends. */
 int gsd_name_ok(const char *s);
-/* gsd_uid_ok() - a metadata.uid the node agent can name a pod's folder by: 1..63 letters,
- * digits, '.', '_' and '-', not first '.' (the API server's are UUIDs). */
-int gsd_uid_ok(const char *s);
 /* gsd_subdomain_ok() - a DNS-1123 subdomain of at most 253 bytes (GSD_OBJ_MAX with the NUL):
  * labels joined by dots, as Kubernetes holds a Pod's or a PodGroup's name. */
 int gsd_subdomain_ok(const char *s);

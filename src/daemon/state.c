@@ -584,7 +584,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         free_pod(p);
         return -ENOMEM;
     }
-    if (!gsd_uid_ok(p->uid)) { /* bound through the extender before UIDs were checked */
+    if (!gs_uid_ok(p->uid)) { /* bound through the extender before UIDs were checked */
         char key[GSD_KEY_MAX];
         snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
         gsd_log("warn",

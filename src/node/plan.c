@@ -170,11 +170,9 @@ static int one_pod(json_t *o, int i, struct gs_plan_pod *p, struct gs_diag *d)
         rc = str_field(o, "name", p->name, sizeof(p->name), i, d);
     if (!rc)
         rc = str_field(o, "uid", p->uid, sizeof(p->uid), i, d);
-    if (!rc &&
-        (p->uid[0] == '.' || p->uid[strspn(p->uid, "abcdefghijklmnopqrstuvwxyz"
-                                                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")]))
-        rc = gs_diag_error(d, "pods[%d].uid: only letters, digits, '.', '_' and '-', not first '.'",
-                           i);
+    if (!rc && !gs_uid_ok(p->uid))
+        rc = gs_diag_error(
+            d, "pods[%d].uid: 1..63 letters, digits, '.', '_' and '-', not first '.'", i);
     if (!rc)
         rc = str_field(o, "tenant", p->tenant, sizeof(p->tenant), i, d);
     json_t *gpus = json_object_get(o, "gpus"), *g;

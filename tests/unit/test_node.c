@@ -763,12 +763,18 @@ static void test_plan_bad_pods(void **state)
         gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\"}]", pods, 2, &d),
         -EINVAL);
     assert_non_null(strstr(d.msg, "pods[0].tenant"));
-    /* a uid names a folder on the host: nothing that leaves it */
-    assert_int_equal(gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"../x\","
-                                       "\"tenant\":\"t\",\"gpus\":[0]}]",
-                                       pods, 2, &d),
-                     -EINVAL);
-    assert_non_null(strstr(d.msg, "pods[0].uid"));
+    /* a uid names a folder on the host: nothing that leaves it, and not none (the folder of
+     * every pod's folders) */
+    static const char *const bad_uid[] = {"../x", "", ".hidden"};
+    for (size_t i = 0; i < sizeof(bad_uid) / sizeof(bad_uid[0]); i++) {
+        char json[160];
+        snprintf(json, sizeof(json),
+                 "[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"%s\",\"tenant\":\"t\","
+                 "\"gpus\":[0]}]",
+                 bad_uid[i]);
+        assert_int_equal(gs_plan_pods_json(json, pods, 2, &d), -EINVAL);
+        assert_non_null(strstr(d.msg, "pods[0].uid"));
+    }
     assert_int_equal(gs_plan_pods_json("[1,2,3]", pods, 2, &d), -E2BIG);
     assert_non_null(strstr(d.msg, "3 bound pods; at most 2"));
     struct gs_topo t;
