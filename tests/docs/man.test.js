@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 /*
- * The man pages say only what the programs do: for gpusched(1) and gpuschedd(8), from their
- * scdoc sources,
+ * The man pages say only what the programs do: for gpusched(1), gpuschedd(8) and
+ * gpusched-agent(8), from their scdoc sources,
  *   - every flag a command's section names is one its --help lists, and every flag --help lists
  *     has its line in the section; every command gpusched --help lists has a section;
+ *   - gpusched-agent(8): every flag of its --help has its line in OPTIONS, and every flag the
+ *     page names anywhere is one its --help lists;
  *   - every example runs and exits 0: from a scratch directory that sees the clone's data/,
  *     deploy/ and tests/, with the built gpusched and gpuschedd first on the PATH, and a real
  *     gpuschedd started as gpuschedd(8) shows it (on a free port and a scratch data directory
  *     instead of 8080 and /tmp/gpusched), which the client examples then talk to and SIGTERM
  *     stops (exit 0).
- * Usage: GPUSCHED_BIN=... GPUSCHEDD_BIN=... node tests/docs/man.test.js (from the source root).
+ * Usage: GPUSCHED_BIN=... GPUSCHEDD_BIN=... GPUSCHED_AGENT_BIN=... node tests/docs/man.test.js
+ * (from the source root).
  */
 'use strict';
 const fs = require('fs');
@@ -20,9 +23,11 @@ const {check, done} = require('../common/check.js');
 const {freePort, healthy} = require('../common/net.js');
 
 const ROOT = process.cwd();
-const BIN = {gpusched: process.env.GPUSCHED_BIN, gpuschedd: process.env.GPUSCHEDD_BIN};
-if (!BIN.gpusched || !BIN.gpuschedd) {
-  console.error('man.test.js: GPUSCHED_BIN and GPUSCHEDD_BIN must name the programs');
+const BIN = {gpusched: process.env.GPUSCHED_BIN, gpuschedd: process.env.GPUSCHEDD_BIN,
+             'gpusched-agent': process.env.GPUSCHED_AGENT_BIN};
+if (!BIN.gpusched || !BIN.gpuschedd || !BIN['gpusched-agent']) {
+  console.error('man.test.js: GPUSCHED_BIN, GPUSCHEDD_BIN and GPUSCHED_AGENT_BIN must name the ' +
+                'programs');
   process.exit(1);
 }
 
@@ -31,7 +36,7 @@ if (!BIN.gpusched || !BIN.gpuschedd) {
 /* The page's sections: {title, subsections: [{heading, flags: Set, lines}]} and its examples. */
 function parse(file) {
   const text = fs.readFileSync(path.join(ROOT, 'docs/man', file), 'utf8');
-  const page = {file, sections: new Map(), examples: []};
+  const page = {file, sections: new Map(), examples: [], prose: []};
   let section = null, sub = null, fenced = false;
   for (const line of text.split('\n')) {
     if (line.startsWith('```')) {
@@ -43,6 +48,7 @@ function parse(file) {
       if (section === 'EXAMPLES' && line.trim()) page.examples[page.examples.length - 1].push(line);
       continue;
     }
+    page.prose.push(line);
     if (line.startsWith('# ')) {
       section = line.slice(2).trim();
       sub = {heading: '', flags: new Set()};
@@ -99,12 +105,53 @@ function checkFlags(page, prog, section) {
   }
 }
 
+/*
+ * gpusched-agent's --help lists its flags in a column, several to a line where they go together
+ * ("  --nvml-lib PATH, --nvidia-smi CMD, ...  discovery inputs", "  --discover [--json|--yaml]"):
+ * every flag before the description, which follows two spaces or more.
+ */
+function agentHelpFlags(help) {
+  const flags = new Set();
+  for (const line of help.split('\n')) {
+    if (!/^\s+--/.test(line)) continue;
+    const column = line.trim().split(/\s{2,}/)[0];
+    for (const m of column.matchAll(/(?:^|[\s[|,])(--[a-z][a-z-]*)/g)) flags.add(m[1]);
+  }
+  return flags;
+}
+
+/* The agent's OPTIONS, all its subsections together, against its --help; and every flag the
+ * page names in its text (a description, the exit status) is one the agent has. */
+function checkAgent(page) {
+  const r = run('gpusched-agent', ['--help']);
+  check(r.status === 0, page.file + ': gpusched-agent --help exits 0');
+  const help = r.stdout + r.stderr;
+  const listed = agentHelpFlags(help);
+  check(listed.size > 0, page.file + ': gpusched-agent --help lists flags');
+  const lines = new Set();
+  for (const sub of page.sections.get('OPTIONS') || []) for (const f of sub.flags) lines.add(f);
+  for (const f of lines)
+    check(listed.has(f), page.file + ' OPTIONS: ' + f + ' is in gpusched-agent --help');
+  for (const f of listed)
+    check(lines.has(f), page.file + ' OPTIONS: ' + f + ' of gpusched-agent --help has its line');
+  /* --help itself: the agent takes it, its usage does not list it */
+  const named = new Set();
+  for (const line of page.prose)
+    for (const m of line.matchAll(/(?:^|[^a-z0-9-])(--[a-z][a-z-]*)/g)) named.add(m[1]);
+  for (const f of named)
+    check(f === '--help' || listed.has(f), page.file + ': ' + f + ', named in the page, is in ' +
+          'gpusched-agent --help');
+  return lines.size;
+}
+
 /* ---- The examples ---- */
 
 (async () => {
   const g1 = parse('gpusched.1.scd'), g8 = parse('gpuschedd.8.scd');
+  const ga = parse('gpusched-agent.8.scd');
   checkFlags(g1, 'gpusched', 'COMMANDS');
   checkFlags(g8, 'gpuschedd', 'OPTIONS');
+  const agentFlags = checkAgent(ga);
   /* Every command gpusched lists has its section. */
   const listed = run('gpusched', ['--help']).stdout;
   const headings = g1.sections.get('COMMANDS').map((s) => s.heading).join(', ');
@@ -117,7 +164,7 @@ function checkFlags(page, prog, section) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-man-'));
   for (const d of ['data', 'deploy', 'tests']) fs.symlinkSync(path.join(ROOT, d), path.join(dir, d));
   fs.mkdirSync(path.join(dir, 'bin'));
-  for (const p of ['gpusched', 'gpuschedd'])
+  for (const p of ['gpusched', 'gpuschedd', 'gpusched-agent'])
     fs.symlinkSync(path.resolve(BIN[p]), path.join(dir, 'bin', p));
   const port = await freePort();
   const local = (line) => line.replace(/127\.0\.0\.1:8080/g, '127.0.0.1:' + port)
@@ -126,9 +173,11 @@ function checkFlags(page, prog, section) {
   delete env.GPUSCHED_SERVER;
   delete env.GPUSCHED_TOKEN;
 
-  const lines = [...g1.examples.flat(), ...g8.examples.flat()];
+  const lines = [...g1.examples.flat(), ...g8.examples.flat(), ...ga.examples.flat()];
   const start = lines.find((l) => l.startsWith('gpuschedd '));
   check(start !== undefined, 'gpuschedd.8: an example starts gpuschedd');
+  check(ga.examples.flat().some((l) => l.startsWith('gpusched-agent --discover')),
+        'gpusched-agent.8: an example runs gpusched-agent --discover');
   const daemon = spawn('sh', ['-c', 'exec ' + local(start)], {cwd: dir, env,
                                                                stdio: ['ignore', 'ignore', 'pipe']});
   let log = '';
@@ -161,7 +210,8 @@ function checkFlags(page, prog, section) {
   }
   done(lines.length + ' examples, ' +
        g1.sections.get('COMMANDS').reduce((a, s) => a + s.flags.size, 0) + ' flags of gpusched, ' +
-       g8.sections.get('OPTIONS')[0].flags.size + ' of gpuschedd');
+       g8.sections.get('OPTIONS')[0].flags.size + ' of gpuschedd, ' + agentFlags +
+       ' of gpusched-agent');
 })().catch((e) => {
   console.error(e);
   process.exit(1);
