@@ -20,7 +20,7 @@
  * the trailing zeros into an exponent, rounded down to a multiple of 3, written as the suffix
  * m, (none), k, M, G, T, P or E; zero is "0". So 1500 -> "1500m", 2000 -> "2", 20000000 ->
  * "20k", -500 -> "-500m". gs_quantity_parse(@buf, 3, 0, 0, &v) gives @milli back for any
- * @milli in 0..10^18 (it refuses more than 18 significant digits).
+ * @milli >= 0.
  * @buf: @size bytes, the caller's (GS_QUANTITY_STR_MAX holds any value; less is cut as snprintf
  * cuts). Return: @buf.
  */

@@ -3,10 +3,12 @@
  *
  * A quantity is <sign><digits>[.<digits>]<suffix>, the suffix one of the binary SI units
  * (Ki Mi Gi Ti Pi Ei), the decimal SI units (n u m "" k M G T P E) or a decimal exponent (e3, E-2),
- * as in k8s.io/apimachinery's resource.Quantity. It is held as mant x 10^e10 x 2^e2 with mant at
- * most 18 significant digits, then scaled to the caller's unit by integer multiplication and one
- * exact division, so "1.5" x 1000 is 1500 and "0.1" Gi in MiB is exactly 102.4 (an error, or 103
- * when rounding up is asked): never a float.
+ * as in k8s.io/apimachinery's resource.Quantity. It is held as mant x 10^e10 x 2^e2 with mant the
+ * leading significant digits that fit 64 bits (19 or 20, so 9223372036854775807 is exact), then
+ * scaled to the caller's unit by integer multiplication and one exact division, so "1.5" x 1000 is
+ * 1500 and "0.1" Gi in MiB is exactly 102.4 (an error, or 103 when rounding up is asked): never a
+ * float. Digits past those are kept only as "some were not zero", as a remainder is: Kubernetes
+ * takes any number of digits (inf.Dec), and no value that fits int64 needs them.
  */
 #include "scenario_impl.h"
 
@@ -15,24 +17,40 @@
 #include <stdint.h>
 #include <string.h>
 
-#define DIGITS_MAX 18    /* 10^18 < 2^63 */
-#define EXP_MAX    10000 /* |exponent| beyond this is nonsense, and bounds the scaling loops */
+#define EXP_MAX 10000 /* |exponent| beyond this is nonsense, and bounds the scaling loops */
 
 struct dec {
     uint64_t mant;
     long e10, e2;
     bool neg;
+    bool more; /* a non-zero digit past those mant holds: the value is a little above it */
 };
+
+/* widen() - @m x 10^(@zeros + 1) + @d into *@m, or 0 (*@m as it was) when it exceeds 64 bits. */
+static int widen(uint64_t *m, long zeros, unsigned d)
+{
+    uint64_t v = *m;
+    for (long k = 0; k <= zeros; k++)
+        if (v > UINT64_MAX / 10)
+            return 0;
+        else
+            v *= 10;
+    if (v > UINT64_MAX - d)
+        return 0;
+    *m = v + d;
+    return 1;
+}
 
 /* number() - sign, digits, optional fraction from *@p; advances *@p. */
 static int number(const char **p, struct dec *v, const char **why)
 {
     const char *s = *p;
-    int sig = 0, ndig = 0;
-    long pend = 0, nfrac = 0;
-    bool frac = false;
+    int ndig = 0;
+    long pend = 0, nfrac = 0, dropped = 0; /* zeros waiting; integer digits mant has no room for */
+    bool frac = false, full = false;
     v->mant = 0;
     v->e2 = 0;
+    v->more = false;
     v->neg = *s == '-';
     if (*s == '+' || *s == '-')
         s++;
@@ -44,26 +62,30 @@ static int number(const char **p, struct dec *v, const char **why)
         if (*s < '0' || *s > '9')
             break;
         ndig++;
+        if (full) { /* past mant's room: an integer digit still counts as a power of ten */
+            dropped += !frac;
+            v->more |= *s != '0';
+            continue;
+        }
         nfrac += frac;
         if (*s == '0') { /* leading zeros are dropped; others wait for a non-zero digit */
             pend += v->mant > 0;
             continue;
         }
-        sig += (int)pend + 1;
-        if (sig > DIGITS_MAX) {
-            *why = "has more than 18 significant digits";
-            return -ERANGE;
+        if (!widen(&v->mant, pend, (unsigned)(*s - '0'))) {
+            full = true;
+            nfrac -= frac; /* this digit is past mant too */
+            dropped += !frac;
+            v->more = true;
+            continue;
         }
-        for (long k = 0; k <= pend; k++)
-            v->mant *= 10;
-        v->mant += (uint64_t)(*s - '0');
         pend = 0;
     }
     if (ndig == 0) {
         *why = "is not a number";
         return -EINVAL;
     }
-    v->e10 = pend - nfrac;
+    v->e10 = pend - nfrac + dropped;
     *p = s;
     return 0;
 }
@@ -134,7 +156,9 @@ static int scale(const struct dec *v, uint64_t mult, unsigned flags, int64_t *ou
         den_big = den > UINT64_MAX / 10, den *= 10;
     for (long k = 0; k < -v->e2 && !den_big; k++)
         den_big = den > UINT64_MAX / 2, den *= 2;
-    uint64_t q = den_big ? 0 : num / den, r = den_big ? num : num % den;
+    uint64_t q = den_big ? 0 : num / den, r = (den_big ? num : num % den) || v->more;
+    if (q > INT64_MAX) /* too large whatever its fraction */
+        return -ERANGE;
     if (r && !(flags & (GS__Q_CEIL | GS__Q_FLOOR))) {
         *why = "is not a whole number of";
         return -EDOM;

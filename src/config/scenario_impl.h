@@ -7,8 +7,8 @@
  * - Name indexes (open addressing over record indexes) cover records 0..indexed-1 of their array;
  *   before each use they catch up with records appended since, and are rebuilt when the count
  *   went down. Look-ups are O(1) expected, so loading n records is O(n) expected.
- * - Quantities are parsed as exact decimals (mantissa of at most 18 significant digits times a
- *   power of ten and a power of two), never through floating point.
+ * - Quantities are parsed as exact decimals (a 64-bit mantissa, a flag for any non-zero digit
+ *   past it, times a power of ten and a power of two), never through floating point.
  */
 #ifndef GS_SCENARIO_IMPL_H
 #define GS_SCENARIO_IMPL_H

@@ -658,7 +658,7 @@ static const struct bad bads[] = {
      ":8:32: ", "limits.nvidia.com/gpu: \"8Gx\" is not a Kubernetes quantity", 0},
     {RES("cpu: \"-1\""), -EINVAL, ":8:21: ", "limits.cpu: \"-1\" must not be negative", 0},
     {RES("memory: 99999999999999999Ei"), -EINVAL, ":8:24: ", "is too large", 0},
-    {RES("memory: 1234567890123456789"), -EINVAL, ":8:24: ", "more than 18 significant digits", 0},
+    {RES("memory: 12345678901234567890123"), -EINVAL, ":8:24: ", "is too large", 0},
     {RES("nvidia.com/gpu: 1.5"), -EINVAL, ":8:32: ", "not a whole number of GPUs", 0},
     {RES("nvidia.com/gpucores: 101"), -EINVAL, ":8:37: ", "out of range (0..100 percent)", 0},
     {RES("nvidia.com/gpumem: 20Gi"), -EINVAL,
@@ -1705,7 +1705,8 @@ static const struct qcase qcases[] = {
     {"+5", 0, 0, 0, 0, 5},
     {"0.000", 0, 0, 0, 0, 0},
     {"922337203685477580", 0, 0, 0, 0, INT64_C(922337203685477580)},
-    {"1234567890123456789", 0, 0, 0, -ERANGE, 0},
+    {"1234567890123456789", 0, 0, 0, 0, INT64_C(1234567890123456789)},
+    {"12345678901234567890", 0, 0, 0, -ERANGE, 0},
     {"12345678901234567800000", 0, 0, 0, -ERANGE, 0},
     {"123456789012345678000", -3, 0, 0, 0, INT64_C(123456789012345678)},
     {"1e10000", 0, 0, 0, -ERANGE, 0},
@@ -1759,14 +1760,29 @@ static void test_quantity_writer(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         assert_string_equal(gs_quantity_format_milli(cases[i].milli, buf, sizeof(buf)), cases[i].s);
         int64_t back = -42;
-        if (cases[i].milli >= 0 && cases[i].milli != INT64_MAX) { /* 19 digits: see below */
+        if (cases[i].milli >= 0) {
             assert_int_equal(gs_quantity_parse(buf, 3, 0, 0, &back), 0);
             assert_int_equal(back, cases[i].milli);
         }
     }
-    /* more than 18 significant digits are refused, as Kubernetes' parser (its int64 fast
-     * path) never needs them from its own writer */
-    assert_int_equal(gs_quantity_parse("9223372036854775807m", 3, 0, 0, &(int64_t){0}), -ERANGE);
+    /* any number of digits, as Kubernetes' parser (inf.Dec) takes them: int64's largest is
+     * exact, one more is too large, and digits past 64 bits still count */
+    int64_t v = 0;
+    assert_int_equal(gs_quantity_parse("9223372036854775807", 0, 0, 0, &v), 0);
+    assert_int_equal(v, INT64_MAX);
+    assert_int_equal(gs_quantity_parse("9223372036854775807m", 3, 0, 0, &v), 0);
+    assert_int_equal(v, INT64_MAX);
+    assert_int_equal(gs_quantity_parse("9223372036854775808m", 3, 0, 0, &v), -ERANGE);
+    assert_int_equal(gs_quantity_parse("18446744073709551616", 0, 0, 0, &v), -ERANGE);
+    assert_int_equal(gs_quantity_parse("12345678901234567890123e-20", 0, 0, 1, &v), 0);
+    assert_int_equal(v, 124); /* 123.4...: rounded up as asked */
+    assert_int_equal(gs_quantity_parse("123.00000000000000000000001", 0, 0, -1, &v), 0);
+    assert_int_equal(v, 123);
+    assert_int_equal(gs_quantity_parse("123.00000000000000000000001", 0, 0, 0, &v), -EINVAL);
+    assert_int_equal(gs_quantity_parse("0.12345678901234567890123", 3, 0, 1, &v), 0);
+    assert_int_equal(v, 124);
+    assert_int_equal(gs_quantity_parse("1000000000000000000000000e-6", 0, 0, 0, &v), 0);
+    assert_int_equal(v, 1000000000000000000);
     /* every count of a range, and powers of ten, round trip */
     for (int64_t m = 0; m < 100000; m += 7) {
         int64_t back = -42;
