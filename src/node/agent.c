@@ -152,6 +152,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 static long http(const struct agent *a, const char *method, const char *path, const char *token,
                  const char *json, char **out)
 {
+    _Static_assert(GS_HTTP_URL_MAX + 300 < 1024, "a request's URL: --server and a path");
     char url[1024], auth[200], why[CURL_ERROR_SIZE] = "";
     struct body b = {NULL, 0, 0};
     long status = 0;
@@ -640,9 +641,9 @@ static int check_node(const char *node, const char *from)
     return -1;
 }
 
-/* --server: gpuschedd's base URL (gpusched/httpurl.h), kept without trailing '/'; at most 512
- * bytes, so every request's URL is whole (http() adds at most 300 of path). Return: 0; -1 after
- * saying why. */
+/* --server: gpuschedd's base URL (gpusched/httpurl.h), kept without trailing '/'; at most
+ * GS_HTTP_URL_MAX (512) bytes, so every request's URL is whole (http() adds at most 300 of
+ * path). Return: 0; -1 after saying why. */
 static int check_server(struct opts *o)
 {
     static char url[GS_HTTP_URL_MAX + 1];
@@ -793,9 +794,9 @@ static int parse(int argc, char **argv, struct opts *o)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
         long v = 0;
-        /* Paths and URLs go into fixed buffers with what the agent adds to them (a node name
-         * has its own rule: check_node()). */
-        if (optarg && c != 'n' && strlen(optarg) > AGENT_ARG_MAX) {
+        /* Paths go into fixed buffers with what the agent adds to them (a node name and
+         * --server have their own rules: check_node(), check_server()). */
+        if (optarg && c != 'n' && c != 's' && strlen(optarg) > AGENT_ARG_MAX) {
             say("--%s: at most %d bytes", lo[li].name, AGENT_ARG_MAX);
             return -2;
         }

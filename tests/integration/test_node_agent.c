@@ -695,13 +695,13 @@ static void test_not_ready_and_back(void **state)
     assert_true(ready);
 }
 
-/* Runs the agent with @args (NULL-terminated, at most 12) and no gpuschedd to talk to; its
+/* Runs the agent with @args (NULL-terminated, at most 28) and no gpuschedd to talk to; its
  * exit status must be @status and its standard error hold @want. */
 static void agent_says(int status, const char *want, const char *const *args)
 {
-    const char *argv[16] = {getenv("GPUSCHED_AGENT_BIN"), "--server", "http://127.0.0.1:1"};
+    const char *argv[32] = {getenv("GPUSCHED_AGENT_BIN"), "--server", "http://127.0.0.1:1"};
     int n = 3;
-    for (; *args && n < 15; args++)
+    for (; *args && n < 31; args++)
         argv[n++] = *args;
     argv[n] = NULL;
     struct t_run r;
@@ -782,6 +782,32 @@ static void test_bad_usage(void **state)
     t_write(boot, "bad token with spaces\n");
     agent_says(2, "bad-bootstrap: not a token: expected a bearer token",
                (const char *[]){"--node", NODE, "--bootstrap-token-file", boot, NULL});
+}
+
+/* The arguments that make --discover read tests/data/node/pcie3.hwloc.xml on any machine. */
+#define HWLOC_ONLY                                                                                 \
+    "--nvml-lib", "/nonexistent", "--nvidia-smi", "false", "--hwloc-xml",                          \
+        "tests/data/node/pcie3.hwloc.xml"
+
+/* --server takes a base URL of up to 512 bytes, which it sends to whole; past that it is
+ * refused, naming the cap. */
+static void test_server_length(void **state)
+{
+    (void)state;
+    char url[600], st[200], boot[200], want[700];
+    snprintf(st, sizeof(st), "%s/state-long-url", E.agent_dir);
+    snprintf(boot, sizeof(boot), "%s/bootstrap-token", E.agent_dir);
+    int n = snprintf(url, sizeof(url), "http://127.0.0.1:1/");
+    memset(url + n, 'p', 512 - (size_t)n);
+    url[512] = '\0';
+    snprintf(want, sizeof(want), "cannot reach gpuschedd at %s to register node", url);
+    agent_says(1, want,
+               (const char *[]){"--node", NODE, "--server", url, "--state-dir", st,
+                                "--bootstrap-token-file", boot, "--no-device-plugin", HWLOC_ONLY,
+                                NULL});
+    memcpy(url + 512, "p", 2);
+    agent_says(2, "longer than 512 bytes (gpuschedd's base URL)",
+               (const char *[]){"--node", NODE, "--server", url, NULL});
 }
 
 /* gpuschedd's answer to a registration without a token the agent can send in a header (none,
@@ -897,6 +923,7 @@ int main(void)
         cmocka_unit_test(test_restart_no_double),
         cmocka_unit_test(test_not_ready_and_back),
         cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_server_length),
         cmocka_unit_test(test_odd_registration),
         cmocka_unit_test(test_kubelet_gone),
     };
