@@ -618,7 +618,12 @@ static void usage(FILE *f)
         "  --heartbeat-seconds N    1..%d (10): gpuschedd's default grace is 40 s\n"
         "  --sync-ms N              bound pods read every N ms, 1..%d (2000)\n"
         "  --dry-run                print the NVML MIG calls, make none\n"
-        "  --nvml-lib PATH, --nvidia-smi CMD, --hwloc-xml FILE, --sysfs DIR  discovery inputs\n"
+        "  --nvml-lib PATH          the NVML library to load (" GS_NVML_LIB ")\n"
+        "  --nvidia-smi CMD         run as CMD topo -m where NVML finds no GPU (" GS_DISCOVER_SMI
+        ")\n"
+        "  --hwloc-xml FILE         hwloc's tree from this XML file, not this machine's\n"
+        "  --sysfs DIR              where NVML discovery reads cards' NUMA nodes "
+        "(" GS_DISCOVER_SYSFS ")\n"
         "  --ca-file FILE           CA of gpuschedd's TLS certificate\n"
         "  --discover [--json|--yaml]  print this machine's topology tree and exit\n"
         "  --version                print the version and exit\n",
@@ -788,7 +793,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->replicas = 10;
     o->beat_s = 10;
     o->sync_ms = 2000;
-    o->disc.sysfs = "/sys";
+    o->disc.sysfs = GS_DISCOVER_SYSFS;
     o->fmt = GS_TOPO_HUMAN;
     int c, li = 0, node_given = 0, fmt_flags = 0;
     opterr = 0;

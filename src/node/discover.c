@@ -108,7 +108,7 @@ static ssize_t read_until(int fd, char *buf, size_t cap, int64_t deadline)
 static int from_smi(const char *smi, int timeout_ms, struct gs_topo *t, struct gs_diag *d)
 {
     char cmd[512];
-    const char *name = smi ? smi : "nvidia-smi";
+    const char *name = smi ? smi : GS_DISCOVER_SMI;
     snprintf(cmd, sizeof(cmd), "%s topo -m 2>/dev/null", name);
     char *buf = malloc(GS_TOPOTEXT_MAX_BYTES + 1);
     if (!buf)
@@ -227,7 +227,7 @@ int gs_discover(const struct gs_discover_opts *o, struct gs_topo *t, struct gs_n
     if (nvml)
         *nvml = NULL;
     int rc = gs_nvml_open(o->nvml_lib, &n, &why);
-    if (!rc && (rc = gs_nvml_discover(n, o->sysfs ? o->sysfs : "/sys", t, &why)) == 0 &&
+    if (!rc && (rc = gs_nvml_discover(n, o->sysfs ? o->sysfs : GS_DISCOVER_SYSFS, t, &why)) == 0 &&
         t->ngpus > 0) {
         if (nvml)
             *nvml = n;

@@ -16,14 +16,17 @@ struct gs_topo;
 enum gs_discover_source { GS_FROM_NVML, GS_FROM_SMI, GS_FROM_HWLOC };
 
 struct gs_discover_opts {
-    const char *nvml_lib; /* NULL: libnvidia-ml.so.1 through the dynamic loader */
-    const char *smi;      /* the nvidia-smi command; NULL: "nvidia-smi" on PATH */
+    const char *nvml_lib; /* NULL: GS_NVML_LIB (nvml.h) through the dynamic loader */
+    const char *smi;      /* the nvidia-smi command; NULL: GS_DISCOVER_SMI on PATH */
     const char
         *hwloc_xml;     /* an hwloc XML export to read instead of this machine; NULL: the machine */
-    const char *sysfs;  /* "/sys", or a folder laid out like it (tests) */
+    const char *sysfs;  /* NULL: GS_DISCOVER_SYSFS; else a folder laid out like it (tests) */
     FILE *log;          /* each source tried and why it was passed over; may be NULL */
     int smi_timeout_ms; /* the nvidia-smi command's time, ms; 0: GS_DISCOVER_SMI_TIMEOUT_MS */
 };
+
+#define GS_DISCOVER_SMI   "nvidia-smi" /* the command, found on PATH by /bin/sh */
+#define GS_DISCOVER_SYSFS "/sys"       /* where sysfs is mounted */
 
 /* nvidia-smi answers in a second or two; one that hangs (a wedged driver) must not hang the
  * agent: past this it is killed, with whatever it started, and discovery goes on. */

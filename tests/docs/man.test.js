@@ -107,7 +107,7 @@ function checkFlags(page, prog, section) {
 
 /*
  * gpusched-agent's --help lists its flags in a column, several to a line where they go together
- * ("  --nvml-lib PATH, --nvidia-smi CMD, ...  discovery inputs", "  --discover [--json|--yaml]"):
+ * ("  --discover [--json|--yaml]"):
  * every flag before the description, which follows two spaces or more.
  */
 function agentHelpFlags(help) {

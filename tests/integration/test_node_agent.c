@@ -810,6 +810,22 @@ static void test_server_length(void **state)
                (const char *[]){"--node", NODE, "--server", url, NULL});
 }
 
+/* --help gives each discovery input's default, as the other lines do. */
+static void test_help_defaults(void **state)
+{
+    (void)state;
+    struct t_run r;
+    t_run((const char *[]){getenv("GPUSCHED_AGENT_BIN"), "--help", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    if (!strstr(r.out, "(libnvidia-ml.so.1)") || !strstr(r.out, "(nvidia-smi)") ||
+        !strstr(r.out, "(/sys)"))
+        print_error("%s", r.out);
+    assert_non_null(strstr(r.out, "(libnvidia-ml.so.1)"));
+    assert_non_null(strstr(r.out, "(nvidia-smi)"));
+    assert_non_null(strstr(r.out, "(/sys)"));
+    t_run_free(&r);
+}
+
 /* gpuschedd's answer to a registration without a token the agent can send in a header (none,
  * or one with a line break that would add headers of its own), or a success other than 201
  * Created, is refused, and no token kept; no answer at all is said to be that. */
@@ -924,6 +940,7 @@ int main(void)
         cmocka_unit_test(test_not_ready_and_back),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_server_length),
+        cmocka_unit_test(test_help_defaults),
         cmocka_unit_test(test_odd_registration),
         cmocka_unit_test(test_kubelet_gone),
     };
