@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -722,26 +723,43 @@ static int check_forms(const struct opts *o, int flags)
     return 0;
 }
 
-/* --@name's value @arg, an integer in its flag's range, into *@v. Return: 0; -1 after saying
- * why. */
-static int int_arg(const char *name, const char *arg, long *v)
+/* The integer flags, each with its range (1..max) and the field of struct opts it sets: the one
+ * place their limits are kept. */
+static const struct int_flag {
+    const char *name; /* the long option, without "--" */
+    long max;
+    size_t field;    /* offsetof(struct opts, ...), an int */
+    const char *why; /* added to its out-of-range message */
+} int_flags[] = {
+    {"replicas", GS_PLAN_REPLICAS_MAX, offsetof(struct opts, replicas), ""},
+    {"heartbeat-seconds", AGENT_BEAT_MAX_S, offsetof(struct opts, beat_s),
+     ": gpuschedd marks a node NotReady after 40 s of silence by default"},
+    {"sync-ms", AGENT_SYNC_MAX_MS, offsetof(struct opts, sync_ms), ""},
+};
+
+/* --@name's value @arg, an integer in the range int_flags[] gives that flag, into its field of
+ * @o. Return: 0; -1 after saying why. */
+static int int_arg(const char *name, const char *arg, struct opts *o)
 {
+    const struct int_flag *f = NULL;
+    for (size_t i = 0; i < sizeof(int_flags) / sizeof(int_flags[0]) && !f; i++)
+        f = strcmp(int_flags[i].name, name) ? NULL : &int_flags[i];
+    if (!f) { /* a flag parse() sends here without its line in int_flags[] */
+        say("--%s: no range known", name);
+        return -1;
+    }
     char *end;
-    long max = name[0] == 'r'   ? GS_PLAN_REPLICAS_MAX
-               : name[0] == 'h' ? AGENT_BEAT_MAX_S
-                                : AGENT_SYNC_MAX_MS;
     errno = 0;
-    *v = strtol(arg, &end, 10);
+    long v = strtol(arg, &end, 10);
     if (end == arg || *end) {
-        say("--%s %s: not a number (expected 1..%ld)", name, arg, max);
+        say("--%s %s: not a number (expected 1..%ld)", name, arg, f->max);
         return -1;
     }
-    if (errno || *v < 1 || *v > max) {
-        say("--%s %s: out of range (expected 1..%ld%s)", name, arg, max,
-            name[0] == 'h' ? ": gpuschedd marks a node NotReady after 40 s of silence by default"
-                           : "");
+    if (errno || v < 1 || v > f->max) {
+        say("--%s %s: out of range (expected 1..%ld%s)", name, arg, f->max, f->why);
         return -1;
     }
+    *(int *)((char *)o + f->field) = (int)v;
     return 0;
 }
 
@@ -798,15 +816,12 @@ static int parse(int argc, char **argv, struct opts *o)
     int c, li = 0, node_given = 0, fmt_flags = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
-        long v = 0;
         /* Paths go into fixed buffers with what the agent adds to them (a node name and
          * --server have their own rules: check_node(), check_server()). */
         if (optarg && c != 'n' && c != 's' && strlen(optarg) > AGENT_ARG_MAX) {
             say("--%s: at most %d bytes", lo[li].name, AGENT_ARG_MAX);
             return -2;
         }
-        if ((c == 'r' || c == 'H' || c == 'y') && int_arg(lo[li].name, optarg, &v))
-            return -1;
         switch (c) {
         case 's':
             o->server = optarg;
@@ -860,13 +875,10 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         }
         case 'r':
-            o->replicas = (int)v;
-            break;
         case 'H':
-            o->beat_s = (int)v;
-            break;
         case 'y':
-            o->sync_ms = (int)v;
+            if (int_arg(lo[li].name, optarg, o))
+                return -1;
             break;
         case 'D':
             o->dry_run = 1;

@@ -826,6 +826,31 @@ static void test_help_defaults(void **state)
     t_run_free(&r);
 }
 
+/* Each integer flag's range, at both ends: its highest value taken, one more refused, with the
+ * range in the message. */
+static void test_int_ranges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *flag, *max, *over, *range;
+    } f[] = {{"--replicas", "64", "65", "(expected 1..64)"},
+             {"--heartbeat-seconds", "20", "21", "(expected 1..20: gpuschedd marks"},
+             {"--sync-ms", "86400000", "86400001", "(expected 1..86400000)"}};
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        char want[200];
+        agent_says(
+            0, "",
+            (const char *[]){"--discover", "--node", NODE, f[i].flag, f[i].max, HWLOC_ONLY, NULL});
+        agent_says(
+            0, "",
+            (const char *[]){"--discover", "--node", NODE, f[i].flag, "1", HWLOC_ONLY, NULL});
+        snprintf(want, sizeof(want), "%s %s: out of range %s", f[i].flag, f[i].over, f[i].range);
+        agent_says(2, want, (const char *[]){"--discover", f[i].flag, f[i].over, NULL});
+        snprintf(want, sizeof(want), "%s 0: out of range %s", f[i].flag, f[i].range);
+        agent_says(2, want, (const char *[]){"--discover", f[i].flag, "0", NULL});
+    }
+}
+
 /* gpuschedd's answer to a registration without a token the agent can send in a header (none,
  * or one with a line break that would add headers of its own), or a success other than 201
  * Created, is refused, and no token kept; no answer at all is said to be that. */
@@ -941,6 +966,7 @@ int main(void)
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_server_length),
         cmocka_unit_test(test_help_defaults),
+        cmocka_unit_test(test_int_ranges),
         cmocka_unit_test(test_odd_registration),
         cmocka_unit_test(test_kubelet_gone),
     };
