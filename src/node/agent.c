@@ -763,9 +763,10 @@ static int int_arg(const char *name, const char *arg, struct opts *o)
     return 0;
 }
 
-/* Return: 0; -1 bad usage (usage() follows); -2 a value refused, after saying why. */
 #define AGENT_ARG_MAX 200 /* bytes of an option's value */
 
+/* Return: 0; -1 bad usage, after saying why (main() then points to --help); -2 a value refused,
+ * after saying why. */
 static int parse(int argc, char **argv, struct opts *o)
 {
     static char host[256];
@@ -918,7 +919,7 @@ static int parse(int argc, char **argv, struct opts *o)
             printf("gpusched-agent %s\n", GS_VERSION);
             exit(fflush(stdout) || ferror(stdout) ? 1 : 0);
         default: /* getopt's own message would write the argument unescaped */
-            say("%s \"%s\" (see gpusched-agent --help)", gs_option_problem(c), argv[optind - 1]);
+            say("%s \"%s\"", gs_option_problem(c), argv[optind - 1]);
             return -1;
         }
     }
@@ -935,8 +936,9 @@ static int parse(int argc, char **argv, struct opts *o)
         o->node = host;
         from = "the host name";
     }
-    if (check_forms(o, fmt_flags) || check_node(o->node, from) ||
-        (!o->discover_only && (check_server(o) || check_files(o))))
+    if (check_forms(o, fmt_flags))
+        return -1;
+    if (check_node(o->node, from) || (!o->discover_only && (check_server(o) || check_files(o))))
         return -2;
     if (!o->discover_only)
         o->disc.log = open_log();
@@ -962,7 +964,9 @@ int main(int argc, char **argv)
     static struct gs_plan plan;
     struct gs_diag d;
     int bad = parse(argc, argv, &a.o);
-    if (bad) /* its message says what is wrong; --help gives the usage */
+    if (bad == -1) /* its message said what is wrong; the options are in --help */
+        say("run gpusched-agent --help for its options");
+    if (bad)
         return 2;
     gs_diag_init(&d);
     a.topo = &topo;

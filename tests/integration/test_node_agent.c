@@ -851,6 +851,33 @@ static void test_int_ranges(void **state)
     }
 }
 
+/* Bad usage ends with where the options are; a value refused (a file missing) does not. */
+static void test_usage_hint(void **state)
+{
+    (void)state;
+    const char *hint = "gpusched-agent: run gpusched-agent --help for its options\n";
+    agent_says(2, "--replicas abc: not a number (expected 1..64)\n",
+               (const char *[]){"--replicas", "abc", NULL});
+    agent_says(2, hint, (const char *[]){"--replicas", "abc", NULL});
+    agent_says(2, hint, (const char *[]){"--bogus", NULL});
+    agent_says(2, hint, (const char *[]){"--node", NODE, "stray", NULL});
+    agent_says(2, hint, (const char *[]){"--json", NULL});
+    struct t_run r;
+    t_run((const char *[]){getenv("GPUSCHED_AGENT_BIN"), "--bogus", NULL}, &r);
+    assert_int_equal(r.status, 2); /* the message, then the hint: two lines */
+    assert_non_null(strstr(r.err, "unknown option \"--bogus\""));
+    assert_non_null(strstr(r.err, hint));
+    assert_true(strstr(r.err, hint) > strstr(r.err, "unknown option"));
+    assert_int_equal(strchr(r.err, '\n') - r.err + 1 + strlen(hint), strlen(r.err));
+    t_run_free(&r);
+    t_run((const char *[]){getenv("GPUSCHED_AGENT_BIN"), "--node", NODE, "--ca-file",
+                           "/nonexistent/ca.pem", NULL},
+          &r);
+    assert_int_equal(r.status, 2);
+    assert_null(strstr(r.err, "--help"));
+    t_run_free(&r);
+}
+
 /* gpuschedd's answer to a registration without a token the agent can send in a header (none,
  * or one with a line break that would add headers of its own), or a success other than 201
  * Created, is refused, and no token kept; no answer at all is said to be that. */
@@ -967,6 +994,7 @@ int main(void)
         cmocka_unit_test(test_server_length),
         cmocka_unit_test(test_help_defaults),
         cmocka_unit_test(test_int_ranges),
+        cmocka_unit_test(test_usage_hint),
         cmocka_unit_test(test_odd_registration),
         cmocka_unit_test(test_kubelet_gone),
     };
