@@ -647,6 +647,30 @@ static int check_node(const char *node, const char *from)
     return -1;
 }
 
+/*
+ * --discover's label for the tree where no --node is given: from $NODE_NAME or the host name
+ * (@from says which), it only labels what is printed, so one that is no node name does not stop
+ * discovery. It is lower-cased, as kubelet lower-cases the host name (or its override) to name
+ * its node: the label is then the name Kubernetes gives this machine (a host GPU-Node-1 is the
+ * node gpu-node-1), and --yaml's entry is one gpusched loads. One that is still no node name (a
+ * '_', say) labels the tree all the same, and a note says so and how to choose another; its
+ * control characters are escaped, as in every message. Return: the label (a static buffer).
+ */
+static const char *discover_label(const char *name, const char *from)
+{
+    static char label[4 * 253 + 1];
+    char lower[254];
+    snprintf(lower, sizeof(lower), "%s", name);
+    for (char *p = lower; *p; p++)
+        *p = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+    gs_text_escape(label, sizeof(label), lower);
+    if (!gs_dns_subdomain_ok(lower, strlen(lower)))
+        say("%s \"%s\" is not a Kubernetes node name, even lower-cased: the tree is labelled "
+            "\"%s\"; give --node to name it",
+            from, name, lower);
+    return label;
+}
+
 /* --server: gpuschedd's base URL (gpusched/httpurl.h), kept without trailing '/'; at most
  * GS_HTTP_URL_MAX (512) bytes, so every request's URL is whole (http() adds at most 300 of
  * path). Return: 0; -1 after saying why. */
@@ -938,7 +962,11 @@ static int parse(int argc, char **argv, struct opts *o)
     }
     if (check_forms(o, fmt_flags))
         return -1;
-    if (check_node(o->node, from) || (!o->discover_only && (check_server(o) || check_files(o))))
+    if (o->discover_only && !node_given)
+        o->node = discover_label(o->node, from);
+    else if (check_node(o->node, from))
+        return -2;
+    if (!o->discover_only && (check_server(o) || check_files(o)))
         return -2;
     if (!o->discover_only)
         o->disc.log = open_log();

@@ -878,6 +878,74 @@ static void test_usage_hint(void **state)
     t_run_free(&r);
 }
 
+/* The environment without $NODE_NAME, and with @extra (NULL: none) added, into @env (64). */
+static void env_without_node(char **env, char *extra)
+{
+    int n = 0;
+    for (char **e = environ; *e && n < 62; e++)
+        if (strncmp(*e, "NODE_NAME=", 10))
+            env[n++] = *e;
+    if (extra)
+        env[n++] = extra;
+    env[n] = NULL;
+}
+
+/* --discover's name only labels the tree: a $NODE_NAME or host name that is not a Kubernetes
+ * node name is lower-cased as kubelet does and labels it, with a note where it is still not
+ * one; a --node given is checked as ever. */
+static void test_discover_label(void **state)
+{
+    (void)state;
+    const char *bin = getenv("GPUSCHED_AGENT_BIN");
+    char *env[64];
+    struct t_run r;
+    env_without_node(env, "NODE_NAME=GPU_Box-1");
+    t_run_env((const char *[]){bin, "--discover", HWLOC_ONLY, NULL}, env, &r);
+    if (r.status != 0 || !strstr(r.out, "\ngpu_box-1: 3 GPUs"))
+        print_error("got %d: %s%s\n", r.status, r.out, r.err);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\ngpu_box-1: 3 GPUs"));
+    assert_non_null(strstr(r.err, "$NODE_NAME \"GPU_Box-1\" is not a Kubernetes node name"));
+    t_run_free(&r);
+    /* capitals alone: lower-cased, it is a node name, and nothing is said */
+    env_without_node(env, "NODE_NAME=GPU-Box-1");
+    t_run_env((const char *[]){bin, "--discover", "--json", HWLOC_ONLY, NULL}, env, &r);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\"name\": \"gpu-box-1\""));
+    assert_string_equal(r.err, "");
+    t_run_free(&r);
+    /* control characters are escaped in the label as in every message */
+    env_without_node(env, "NODE_NAME=a\x1b[31mb");
+    t_run_env((const char *[]){bin, "--discover", HWLOC_ONLY, NULL}, env, &r);
+    assert_int_equal(r.status, 0);
+    assert_null(strchr(r.out, '\x1b'));
+    assert_non_null(strstr(r.out, "\na\\x1b[31mb: 3 GPUs"));
+    t_run_free(&r);
+    /* the host name, in a UTS namespace of its own where the machine allows one */
+    if (access("/usr/bin/unshare", X_OK) == 0) {
+        env_without_node(env, NULL);
+        t_run_env((const char *[]){"/usr/bin/unshare", "-Ur", "--uts", "true", NULL}, env, &r);
+        int can = r.status == 0;
+        t_run_free(&r);
+        if (can) {
+            t_run_env((const char *[]){"/usr/bin/unshare", "-Ur", "--uts", "/bin/sh", "-c",
+                                       "hostname GPU-Node-1 && exec \"$0\" \"$@\"", bin,
+                                       "--discover", HWLOC_ONLY, NULL},
+                      env, &r);
+            if (r.status != 0)
+                print_error("got %d: %s%s\n", r.status, r.out, r.err);
+            assert_int_equal(r.status, 0);
+            assert_non_null(strstr(r.out, "\ngpu-node-1: 3 GPUs"));
+            t_run_free(&r);
+        } else {
+            print_message("no user namespace here: the host name's case is left to $NODE_NAME\n");
+        }
+    }
+    /* --node is what the user asked for: checked, --discover or not */
+    agent_says(2, "\"GPU_Box-1\" (from --node) is not a Kubernetes node name",
+               (const char *[]){"--discover", "--node", "GPU_Box-1", HWLOC_ONLY, NULL});
+}
+
 /* gpuschedd's answer to a registration without a token the agent can send in a header (none,
  * or one with a line break that would add headers of its own), or a success other than 201
  * Created, is refused, and no token kept; no answer at all is said to be that. */
@@ -995,6 +1063,7 @@ int main(void)
         cmocka_unit_test(test_help_defaults),
         cmocka_unit_test(test_int_ranges),
         cmocka_unit_test(test_usage_hint),
+        cmocka_unit_test(test_discover_label),
         cmocka_unit_test(test_odd_registration),
         cmocka_unit_test(test_kubelet_gone),
     };
