@@ -105,6 +105,8 @@ struct gs_tenancy_pod {
     const char *field;  /* REJECTED: the Pod field at fault, as a JSON path ("spec.priority",
                            "spec.containers[].resources.limits.nvidia.com/gpu"); "spec" when no
                            one field is */
+    int32_t field_at;   /* REJECTED: the container @field names (index in the pod's containers,
+                           init ones first); -1 when it names none or the pod's sum */
 };
 
 enum gs_decision_kind { GS_DECIDE_BIND = 1, GS_DECIDE_EVICT };

@@ -382,6 +382,32 @@ static void test_effective_request(void **state)
     teardown_fx(&f);
 }
 
+/* A refusal names the container at fault where one is: the one asking the MIG profile no model
+ * has (a pod's one MIG instance is its sum too); a pod-wide ask (more cards than any node) names
+ * none. */
+static void test_refusal_container(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, "---\n{apiVersion: v1, kind: Pod, metadata: {name: w, namespace: a}, spec: {"
+                 "initContainers: [{name: i, resources: {limits: {cpu: '1'}}}], containers: "
+                 "[{name: a, resources: {limits: {nvidia.com/gpu: 9}}}]}}\n"
+                 "---\n{apiVersion: v1, kind: Pod, metadata: {name: m, namespace: a}, spec: {"
+                 "initContainers: [{name: i, resources: {limits: {cpu: '1'}}}], containers: "
+                 "[{name: a, resources: {limits: {cpu: '1'}}}, {name: b, resources: {limits: "
+                 "{nvidia.com/mig-1g.11gb: 1}}}]}}\n");
+    struct gs_tenancy_pod v;
+    char why[256];
+    assert_int_equal(gs_tenancy_admit(f.t, &f.s->pods[0], &v, why, sizeof(why)), 1);
+    assert_string_equal(v.field, "spec.containers[].resources.limits.nvidia.com/gpu");
+    assert_int_equal(v.field_at, -1);
+    assert_int_equal(gs_tenancy_admit(f.t, &f.s->pods[1], &v, why, sizeof(why)), 1);
+    assert_non_null(strstr(why, "nvidia.com/mig-1g.11gb"));
+    assert_string_equal(v.field, "spec.containers[].resources.limits");
+    assert_int_equal(v.field_at, 2); /* init container 0, then a and b */
+    teardown_fx(&f);
+}
+
 #define RQ(name, hard)                                                                             \
     "---\n{apiVersion: v1, kind: ResourceQuota, metadata: {name: " name ", namespace: a}, "        \
     "spec: {hard: {" hard "}}}\n"
@@ -1066,6 +1092,7 @@ int main(void)
         cmocka_unit_test(test_probe_gang_new_user),
         cmocka_unit_test(test_podgroup_made_after_its_pods),
         cmocka_unit_test(test_effective_request),
+        cmocka_unit_test(test_refusal_container),
         cmocka_unit_test(test_three_resource_quotas),
         cmocka_unit_test(test_node_topology),
         cmocka_unit_test(test_probe_kept_by_shape),

@@ -1069,6 +1069,9 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     p->fit.memory_mib = c.memory_mib;
     p->work_share = work_share(t, p, &c);
     p->field = "spec.containers[].resources.limits";
+    for (int i = 0; c.mig_profile[0] && p->field_at < 0 && i < sp->ncontainers; i++)
+        if (strcmp(sp->containers[i].mig_profile, c.mig_profile) == 0)
+            p->field_at = (int16_t)i; /* the container that asks the profile */
     if (c.mig_profile[0])
         return mig_demand(t, p, c.mig_profile, why, size);
     if (c.gpu_shared > 0 && c.gpu > 0) {

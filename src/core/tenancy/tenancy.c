@@ -309,6 +309,7 @@ int gs_tenancy_admit(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
     out->start_us = out->first_start_us = -1;
     out->reason = "";
     out->field = rejected && p.field ? p.field : "spec";
+    out->field_at = rejected ? p.field_at : -1;
     if (why && size)
         snprintf(why, size, "%s", rejected ? p.reason : "");
     return rejected;
@@ -935,6 +936,7 @@ int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
         .reason = p->state == GS_POD_RUNNING ? "" : p->reason, /* a run ended: DeadlineExceeded */
         .why = placed ? NULL : main_why(p->reason),
         .field = p->state == GS_POD_REJECTED && p->field ? p->field : "spec",
+        .field_at = p->state == GS_POD_REJECTED ? p->field_at : -1,
     };
     return 0;
 }
