@@ -358,6 +358,10 @@ struct gs_pod_spec {
     struct gs_scn_container containers[GS_SCN_CONTAINERS]; /* init containers first */
     int ncontainers;
     struct gs_scn_src src;
+    /* Where in src.file it writes the fields admission may name: @nfields entries from
+     * @fields_first of the table of the scenario that loaded it (gs_scenario_pod_field()); 0 when
+     * it was not loaded by gs_scenario_load(). */
+    uint32_t fields_first, nfields;
     /* A snapshot's pod (GET /v1/snapshot; read by `simulate --from-now` only; all zero in a pod
      * that is not one): running, placed_node names its node ("" none; placed_node_index is its
      * Cluster index, set by gs_scenario_resolve()), placed_mask its node-local cards (bit g for

@@ -128,6 +128,21 @@ void gs_scenario_free(struct gs_scenario *s);
 int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d);
 
 /*
+ * gs_scenario_pod_field() - where pod @sp of @s, as gs_scenario_load() read it, writes @field, a
+ * Pod field as admission names it (gs_tenancy_pod's field: "spec.priorityClassName",
+ * "spec.containers[].resources.limits.nvidia.com/gpu"), of container @at (an index in its
+ * containers, init ones first; -1: the one container that writes it, or the pod's only one).
+ * *@out is the value's place (a MIG resource's: its key, the profile's name; a container's limits:
+ * its MIG resource, when it asks one). A resource not written there is looked for in the other
+ * list (an extended resource's request is its limit; a request left out is the limit), then the
+ * container's resources (else the container) stand for it.
+ * Return: 1 and *@out; 0 when no one place writes it (then the pod's own src is the place to name).
+ * Complexity: O(the pod's fields kept) - a dozen for most pods.
+ */
+int gs_scenario_pod_field(const struct gs_scenario *s, const struct gs_pod_spec *sp,
+                          const char *field, int at, struct gs_scn_src *out);
+
+/*
  * gs_scenario_resolve() - check cross-references after every file is loaded: namespaces to
  * tenants (a GPUQuota's namespace and tenant; otherwise a namespace is its own tenant), GPUQuota
  * model keys to catalog models, pods' groups, profiles, priority classes and queues.

@@ -925,16 +925,21 @@ static size_t default_ways(const struct gs_scenario *s, enum gs_way *w)
     return n;
 }
 
-/* refused() - pod @sp through admission in each of @run's ways: one warning per distinct reason,
- * naming the ways that give it. */
-static void refused(struct gs_tenancy *const *run, const enum gs_way *w, size_t n,
-                    const struct gs_pod_spec *sp, struct gs_diag *d)
+/* refused() - pod @sp of @s through admission in each of @run's ways: one warning per distinct
+ * reason, naming the ways that give it, at the field that reason is about (the pod, where no one
+ * field of it is). */
+static void refused(const struct gs_scenario *s, struct gs_tenancy *const *run,
+                    const enum gs_way *w, size_t n, const struct gs_pod_spec *sp, struct gs_diag *d)
 {
     char why[GS_WAY_COUNT][256], ways[64], at[sizeof(sp->src.file) + 32];
     int bad[GS_WAY_COUNT];
+    struct gs_scn_src src[GS_WAY_COUNT];
     struct gs_tenancy_pod v;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         bad[i] = gs_tenancy_admit(run[i], sp, &v, why[i], sizeof(why[i]));
+        if (!bad[i] || !gs_scenario_pod_field(s, sp, v.field, v.field_at, &src[i]))
+            src[i] = sp->src;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t len = 0;
         for (size_t j = i; bad[i] && j < n; j++)
@@ -945,7 +950,7 @@ static void refused(struct gs_tenancy *const *run, const enum gs_way *w, size_t 
             }
         if (bad[i])
             gs_diag_warn(d, "%s: pod %s/%s: a run would refuse it (%s way%s): %s",
-                         where(&sp->src, at, sizeof(at)), sp->ns, sp->name, ways,
+                         where(&src[i], at, sizeof(at)), sp->ns, sp->name, ways,
                          strchr(ways, ',') ? "s" : "", why[i]);
     }
 }
@@ -976,7 +981,7 @@ static int check_admission(const struct gs_scenario *s, struct gs_diag *d)
                          s->pods[0].ns, s->pods[0].name, e.msg);
     }
     for (size_t i = 0; rc == 0 && i < s->npods; i++)
-        refused(run, w, n, &s->pods[i], d);
+        refused(s, run, w, n, &s->pods[i], d);
     for (size_t i = 0; i < n; i++)
         gs_tenancy_free(run[i]);
     return rc == -ENOMEM ? rc : 0;

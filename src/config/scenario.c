@@ -116,6 +116,7 @@ void gs_scenario_free(struct gs_scenario *s)
             gs__nidx_clear(&s->priv->idx[k]);
         gs__nidx_clear(&s->priv->ns_tenant);
         free(s->priv->pending);
+        free(s->priv->pod_at);
         free(s->priv);
     }
     free(s->policy.tenants);

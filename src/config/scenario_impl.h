@@ -72,7 +72,18 @@ struct gs__pending_tpl {
     struct gs_scn_src src;
 };
 
+/* Where a loaded pod writes one field admission may name (scenario_pod.c's F_*), in its file: a
+ * pod's entries are gs_pod_spec's fields_first.. in gs_scn_priv's pod_at. */
+struct gs__pod_at {
+    uint32_t line;
+    uint16_t col;
+    uint8_t field; /* F_* */
+    int8_t at;     /* its container (an index in the pod's containers), -1 a pod's field */
+};
+
 struct gs_scn_priv {
+    struct gs__pod_at *pod_at; /* every pod's, in load order */
+    size_t npod_at, cap_pod_at;
     size_t cap[GS__K_COUNT];
     struct gs__nidx idx[GS__K_COUNT];
     struct gs__nidx ns_tenant; /* namespace -> tenant * GS_SCN_NAMESPACES + k, built by resolve */

@@ -23,6 +23,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -1313,6 +1314,190 @@ static int catch_end(struct gs__yctx *c, struct caught *k, int rc)
     return gs_diag_error(c->d, "%s: refused rather than ignored", k->msg);
 }
 
+/*
+ * The fields admission may name (gs_tenancy_pod's field), whose places a loaded pod keeps so that
+ * what a run would refuse is said at the field, not at the pod: per container (init ones counted
+ * first, as in gs_pod_spec), its resources, its limits and requests, and each resource Q_* of each
+ * (the MIG one as res_names spells it); then the pod's own, as admission spells them.
+ */
+enum { F_RES, F_LIMITS, F_REQUESTS, F_LIST0, F_POD0 = F_LIST0 + 2 * Q_COUNT };
+static const char *const pod_fields[] = {
+    "metadata.annotations.gpusched.io/gpu-model",
+    "metadata.annotations.gpusched.io/same-card",
+    "metadata.annotations.gpusched.io/vgpu-class",
+    "metadata.annotations.gpusched.io/profile",
+    "metadata.annotations.gpusched.io/topology",
+    "metadata.annotations.scheduling.volcano.sh/queue-name",
+    "metadata.annotations.scheduling.k8s.io/group-name",
+    "metadata.labels.scheduling.x-k8s.io/pod-group",
+    "metadata.labels.pod-group.scheduling.sigs.k8s.io",
+    "spec.nodeSelector.nvidia.com/gpu.product",
+    "spec.nodeSelector.kubernetes.io/hostname",
+    "spec.nodeSelector.topology.kubernetes.io/zone",
+    "spec.nodeName",
+    "spec.priorityClassName",
+    "spec.priority",
+    "spec.preemptionPolicy",
+    "spec.schedulerName",
+};
+_Static_assert(F_POD0 + GS__YAML_NKEYS(pod_fields) <= UINT8_MAX, "a field id fits gs__pod_at");
+static const char res_path[] = "spec.containers[].resources";
+
+/* The value of @key in mapping @map, NULL when absent: a read, not a check (the pod is read). */
+static yaml_node_t *value_of(struct gs__yctx *c, const yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+         pr++) {
+        const char *s = gs__yaml_str(gs__yaml_child(c, pr->key));
+        if (s && strcmp(s, key) == 0)
+            return gs__yaml_child(c, pr->value);
+    }
+    return NULL;
+}
+
+/* Field @f of container @at (-1 the pod's) is at @n: one entry more for the pod being read. */
+static int field_at(struct gs__yctx *c, struct gs_scn_priv *pv, struct gs_pod_spec *p, int f,
+                    int at, const yaml_node_t *n)
+{
+    size_t line, col;
+    if (!n)
+        return 0;
+    gs__yaml_pos(c, n, &line, &col);
+    if (line > UINT32_MAX || col > UINT16_MAX) /* the pod's own place is named instead */
+        return 0;
+    struct gs__pod_at *a = gs_grow(pv->pod_at, &pv->cap_pod_at, pv->npod_at + 1, sizeof(*a), 1024);
+    if (!a)
+        return -ENOMEM;
+    pv->pod_at = a;
+    a[pv->npod_at++] = (struct gs__pod_at){(uint32_t)line, (uint16_t)col, (uint8_t)f, (int8_t)at};
+    p->nfields++;
+    return 0;
+}
+
+/* The places of container @n's resources (@at its index in @p). */
+static int container_at(struct gs__yctx *c, struct gs_scn_priv *pv, struct gs_pod_spec *p, int at,
+                        const yaml_node_t *n)
+{
+    const yaml_node_t *res = value_of(c, n, "resources");
+    int rc = field_at(c, pv, p, F_RES, at, res && !gs__yaml_is_null(res) ? res : n);
+    for (int l = 0; !rc && l < 2; l++) {
+        const yaml_node_t *list = value_of(c, res, l ? "requests" : "limits");
+        rc = field_at(c, pv, p, F_LIMITS + l, at, list);
+        for (yaml_node_pair_t *pr =
+                 list && list->type == YAML_MAPPING_NODE ? list->data.mapping.pairs.start : NULL;
+             !rc && pr && pr < list->data.mapping.pairs.top; pr++) {
+            yaml_node_t *k = gs__yaml_child(c, pr->key);
+            int q = res_kind(gs__yaml_str(k) ? gs__yaml_str(k) : "");
+            if (q >= 0) /* a MIG resource's name is its ask */
+                rc = field_at(c, pv, p, F_LIST0 + l * Q_COUNT + q, at,
+                              q == Q_MIG ? k : gs__yaml_child(c, pr->value));
+        }
+    }
+    return rc;
+}
+
+/* pod_at() - the places of pod @p's fields admission may name, @root its document (read). */
+static int pod_at(struct gs__yctx *c, struct gs_scenario *s, const yaml_node_t *root,
+                  struct gs_pod_spec *p)
+{
+    struct gs_scn_priv *pv = gs__scn_priv(s);
+    if (!pv)
+        return -ENOMEM;
+    if (pv->npod_at > UINT32_MAX - GS__YAML_NKEYS(pod_fields) - 64 * GS_SCN_CONTAINERS)
+        return 0; /* past what an index holds: the pods that follow are named at their start */
+    p->fields_first = (uint32_t)pv->npod_at;
+    p->nfields = 0;
+    const yaml_node_t *meta = value_of(c, root, "metadata"), *spec = value_of(c, root, "spec");
+    const yaml_node_t *maps[] = {value_of(c, meta, "annotations"), value_of(c, meta, "labels"),
+                                 value_of(c, spec, "nodeSelector"), spec};
+    static const char *const prefix[] = {"metadata.annotations.", "metadata.labels.",
+                                         "spec.nodeSelector.", "spec."};
+    int rc = 0, at = 0;
+    for (int i = 0; !rc && i < GS__YAML_NKEYS(pod_fields); i++)
+        for (int m = 0; m < 4; m++)
+            if (!strncmp(pod_fields[i], prefix[m], strlen(prefix[m]))) {
+                rc = field_at(c, pv, p, F_POD0 + i, -1,
+                              value_of(c, maps[m], pod_fields[i] + strlen(prefix[m])));
+                break;
+            }
+    for (int l = 0; !rc && l < 2; l++) { /* init containers first, as read_spec() reads them */
+        const yaml_node_t *seq = value_of(c, spec, l ? "containers" : "initContainers");
+        for (yaml_node_item_t *it =
+                 seq && seq->type == YAML_SEQUENCE_NODE ? seq->data.sequence.items.start : NULL;
+             !rc && it && it < seq->data.sequence.items.top && at < p->ncontainers; it++)
+            rc = container_at(c, pv, p, at++, gs__yaml_child(c, *it));
+    }
+    return rc;
+}
+
+/* Field @f's id among F_*, or -1: a container's field as admission writes it (res_path...). */
+static int field_id(const char *field)
+{
+    static const char *const lists[] = {".limits", ".requests"};
+    size_t n = strlen(res_path);
+    for (int i = 0; i < GS__YAML_NKEYS(pod_fields); i++)
+        if (strcmp(field, pod_fields[i]) == 0)
+            return F_POD0 + i;
+    if (strncmp(field, res_path, n) != 0)
+        return -1;
+    if (!field[n])
+        return F_RES;
+    for (int l = 0; l < 2; l++) {
+        size_t k = strlen(lists[l]);
+        if (strncmp(field + n, lists[l], k) != 0)
+            continue;
+        if (!field[n + k])
+            return F_LIMITS + l;
+        for (int q = 0; field[n + k] == '.' && q < Q_COUNT; q++)
+            if (strcmp(field + n + k + 1, res_names[q]) == 0)
+                return F_LIST0 + l * Q_COUNT + q;
+    }
+    return -1;
+}
+
+/* The one entry of field @f among @e (@n of them) of container @at (-1: whichever writes it, when
+ * one does); NULL when none does or, @at -1, several do. */
+static const struct gs__pod_at *one_at(const struct gs__pod_at *e, size_t n, int f, int at)
+{
+    const struct gs__pod_at *found = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (e[i].field == f && (at < 0 || e[i].at == at)) {
+            if (found)
+                return NULL;
+            found = &e[i];
+        }
+    return found;
+}
+
+int gs_scenario_pod_field(const struct gs_scenario *s, const struct gs_pod_spec *sp,
+                          const char *field, int at, struct gs_scn_src *out)
+{
+    const struct gs_scn_priv *pv = s ? s->priv : NULL;
+    int f = field ? field_id(field) : -1;
+    if (!pv || f < 0 || !sp->nfields || (size_t)sp->fields_first + sp->nfields > pv->npod_at)
+        return 0;
+    const struct gs__pod_at *e = pv->pod_at + sp->fields_first, *hit = NULL;
+    size_t n = sp->nfields;
+    if (f < F_POD0 && at < 0 && sp->ncontainers == 1)
+        at = 0;
+    if (f == F_LIMITS) /* a MIG instance is all a container's limits ask of a card */
+        hit = one_at(e, n, F_LIST0 + Q_MIG, at);
+    if (!hit)
+        hit = one_at(e, n, f, f >= F_POD0 ? -1 : at);
+    if (!hit && f >= F_LIST0 && f < F_POD0) /* the other list's, which stands for it */
+        hit = one_at(e, n, F_LIST0 + ((f - F_LIST0) + Q_COUNT) % (2 * Q_COUNT), at);
+    if (!hit && f != F_RES && f < F_POD0 && at >= 0)
+        hit = one_at(e, n, F_RES, at);
+    if (!hit)
+        return 0;
+    memcpy(out->file, sp->src.file, sizeof(out->file));
+    out->line = hit->line;
+    out->col = hit->col;
+    return 1;
+}
+
 int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
@@ -1324,7 +1509,13 @@ int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
     if (rc)
         return rc;
     warn_mig_and_cards(c, spec, &p);
-    return gs__scn_commit(c, L, root, m.name, GS__K_POD, &p);
+    size_t kept = L->s->priv ? L->s->priv->npod_at : 0;
+    rc = pod_at(c, L->s, root, &p);
+    if (!rc)
+        rc = gs__scn_commit(c, L, root, m.name, GS__K_POD, &p);
+    if (rc && L->s->priv) /* the pod is not kept, nor its places */
+        L->s->priv->npod_at = kept;
+    return rc;
 }
 
 struct one_pod {

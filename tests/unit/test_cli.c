@@ -1050,7 +1050,7 @@ static void test_validate_refusals(void **state)
     struct t_run r;
     run(&r, ARGS("validate", "tests/data/scenario/limits.yaml"));
     expect_exit(&r, 0);
-    expect_has(r.err, "limits.yaml:137:1: pod tenant-a/big: a run would refuse it (full way): "
+    expect_has(r.err, "limits.yaml:137:215: pod tenant-a/big: a run would refuse it (full way): "
                       "LimitRange tenant-a/tenant-a-gpu-limits: nvidia.com/gpu 3 > max 2 per "
                       "Container\n");
     int n = 0;
@@ -1069,9 +1069,37 @@ static void test_validate_refusals(void **state)
                                 "{nvidia.com/gpu: 1}}}]}\n");
     run(&r, ARGS("validate", pod));
     expect_exit(&r, 0);
-    expect_has(r.err, "request-only.yaml:8:1: pod a/p: a run would refuse it (full way): "
+    expect_has(r.err, "request-only.yaml:11:70: pod a/p: a run would refuse it (full way): "
                       "requests.nvidia.com/gpu 1 without limits.nvidia.com/gpu");
     result_free(&r);
+    /* each said at the field at fault: a MIG profile's name, a count, a sum of several
+     * containers at the pod */
+    static const struct {
+        const char *res, *at, *msg;
+    } at_field[] = {
+        {"nvidia.com/mig-1g.11gb: 1", "b7.yaml:11:11: pod ns/p", "nvidia.com/mig-1g.11gb: no GPU"},
+        {"nvidia.com/gpu: \"1e3\"", "b7.yaml:11:27: pod ns/p", "nvidia.com/gpu 1000: the largest"},
+        {"nvidia.com/gpu: 5\n    - {name: s, resources: {limits: {nvidia.com/gpu: 4}}}",
+         "b7.yaml:1:1: pod ns/p", "nvidia.com/gpu 9: the largest"},
+    };
+    const char *cl = write_tmp("cl.yaml", "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\n"
+                                          "metadata: {name: c}\nspec:\n"
+                                          "  nodeTemplates: [{name: t, gpuModel: A100-SXM4-80GB, "
+                                          "gpus: 8}]\n  nodes: [{name: n1, template: t}]\n");
+    for (size_t i = 0; i < sizeof(at_field) / sizeof(at_field[0]); i++) {
+        char doc[512], want[256];
+        snprintf(doc, sizeof(doc),
+                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ns\nspec:\n"
+                 "  containers:\n    - name: m\n      resources:\n        limits:\n"
+                 "          %s\n",
+                 at_field[i].res);
+        snprintf(want, sizeof(want), "%s: a run would refuse it (full way): %s", at_field[i].at,
+                 at_field[i].msg);
+        run(&r, ARGS("validate", cl, write_tmp("b7.yaml", doc)));
+        expect_exit(&r, 0);
+        expect_has(r.err, want);
+        result_free(&r);
+    }
     run(&r,
         ARGS("validate", "tests/data/scenario/warnings.yaml")); /* no nodes: said, not skipped */
     expect_has(r.err, "not checked against admission: the scenario has no nodes");
