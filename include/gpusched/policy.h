@@ -564,6 +564,9 @@ int gs_uid_ok(const char *s);
  * one: a label key once lowercased (apimachinery ValidateAnnotations), at most 319 bytes here.
  * Return: 1 or 0. */
 int gs_annotation_key_ok(const char *key);
+/* The API server's cap on an object's annotations, keys and values together, bytes
+ * (k8s.io/apimachinery/pkg/api/validation, TotalAnnotationSizeLimitB). */
+#define GS_ANNOTATIONS_MAX_BYTES (256 * 1024)
 const char *gs_effect_name(enum gs_effect e);
 int gs_taint_make(const char *key, const char *value, const char *effect, struct gs_taint *out,
                   const char **field, char *why, size_t wsize);

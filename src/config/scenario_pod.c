@@ -664,10 +664,6 @@ struct annot {
     yaml_node_t *vgpu_at; /* the value of gpusched.io/vgpu-class, NULL none */
 };
 
-/* The API server's cap on a Pod's annotations, keys and values together
- * (k8s.io/apimachinery/pkg/api/validation, TotalAnnotationSizeLimitB). */
-#define ANNOTATIONS_MAX_BYTES (256 * 1024)
-
 /* fraction_pct() - "0.4", ".45", "1.0": a fraction 0..1 of at most two decimals, in percent;
  * -1 otherwise. */
 static long long fraction_pct(const char *s)
@@ -897,11 +893,11 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
         return rc;
     const char *val = gs__yaml_str(v);
     an->bytes += strlen(key) + (val ? strlen(val) : 0);
-    if (an->bytes > ANNOTATIONS_MAX_BYTES)
+    if (an->bytes > GS_ANNOTATIONS_MAX_BYTES)
         return gs__yaml_err(c, v,
                             "metadata.annotations: more than %d bytes of keys and values in all, "
                             "as the API server refuses them",
-                            ANNOTATIONS_MAX_BYTES);
+                            GS_ANNOTATIONS_MAX_BYTES);
     if (!gs_annotation_key_ok(key))
         return gs__yaml_err(c, k,
                             "annotation key %.80s: expected an optional DNS subdomain prefix and "

@@ -77,6 +77,8 @@ int gsd_string_map(const json_t *v, const char *field, json_t **out, struct gsd_
         return ferr(e, field, "%s: more than %d entries", field, KV_MAX);
     const char *k;
     json_t *x;
+    size_t bytes = 0;
+    int labels = strcmp(field, "metadata.labels") == 0;
     json_object_foreach((json_t *)v, k, x)
     {
         if (!json_is_string(x)) {
@@ -84,10 +86,15 @@ int gsd_string_map(const json_t *v, const char *field, json_t **out, struct gsd_
             snprintf(at, sizeof(at), "%s.%.80s", field, k);
             return ferr(e, at, "%s: expected a string", at);
         }
-        int rc =
-            meta_pair(field, strcmp(field, "metadata.labels") == 0, k, json_string_value(x), e);
+        int rc = meta_pair(field, labels, k, json_string_value(x), e);
         if (rc)
             return rc;
+        bytes += strlen(k) + json_string_length(x);
+        if (!labels && bytes > GS_ANNOTATIONS_MAX_BYTES)
+            return ferr(e, field,
+                        "%s: more than %d bytes of keys and values in all, as the API server "
+                        "refuses them",
+                        field, GS_ANNOTATIONS_MAX_BYTES);
     }
     *out = json_deep_copy(v);
     return *out ? 0 : -ENOMEM;

@@ -82,7 +82,8 @@ int gsd_create_fields_ok(const json_t *obj, struct gsd_ferr *e);
 /*
  * gsd_string_map() - @v (borrowed; NULL or null: none), the object of strings that metadata
  * @field ("metadata.labels", "metadata.annotations") must be, at most 256 keys, each a label key
- * (an annotation's once lowercased) and each label's value a label value, copied into *@out
+ * (an annotation's once lowercased) and each label's value a label value, annotations' keys and
+ * values at most GS_ANNOTATIONS_MAX_BYTES together, copied into *@out
  * (owned by the caller; an empty object when none). Return: 0; -EINVAL with @e (400 naming the
  * field); -ENOMEM.
  */

@@ -20,10 +20,11 @@
 
 extern char **environ;
 
+/* A test's extra config follows: more tenants, or keys of its own. */
 static const char base_config[] = "apiVersion: gpusched.io/v1alpha1\n"
                                   "kind: DaemonConfig\n"
                                   "adminToken: " TOKEN_ADMIN "\n"
-                                  "maxBodyBytes: 65536\n"
+                                  "%s" /* maxBodyBytes */
                                   "tenants:\n"
                                   "  - name: team-a\n"
                                   "    token: " TOKEN_A "\n"
@@ -73,7 +74,13 @@ int h_setup(struct daemon *d, const char *extra_config)
     snprintf(d->nodes, sizeof(d->nodes), "%s/nodes.csv", d->dir);
     snprintf(d->config, sizeof(d->config), "%s/config.yaml", d->dir);
     char cfg[4096];
-    snprintf(cfg, sizeof(cfg), "%s%s", base_config, extra_config ? extra_config : "");
+    const char *extra = extra_config ? extra_config : "";
+    /* bodies of 64 KiB unless the test says otherwise */
+    int n = snprintf(cfg, sizeof(cfg), base_config,
+                     strstr(extra, "\nmaxBodyBytes:") || !strncmp(extra, "maxBodyBytes:", 13)
+                         ? ""
+                         : "maxBodyBytes: 65536\n");
+    snprintf(cfg + n, sizeof(cfg) - (size_t)n, "%s", extra);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     /* every untouched pod checked against its published view at each publish (snapshot.h) */
     setenv("GPUSCHEDD_VERIFY_SNAPSHOTS", "1", 0);

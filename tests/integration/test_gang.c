@@ -758,7 +758,7 @@ static void test_podgroup_metadata(void **state)
         "{\"metadata\":{\"name\":\"pg1\",\"namespace\":\"team-a\",\"labels\":{\"app\":"
         "\"train\"},\"annotations\":{\"note\":\"a \\\"quoted\\\" word\"}},"
         "\"spec\":{\"minMember\":4}}";
-    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_setup(&d, "maxBodyBytes: 1048576\n"), 0);
     assert_int_equal(h_start(&d), 0);
     h_expect(&d, "POST", "/v1/podgroups", TOKEN_A, labelled, 201, &a);
     meta_is(&a, "train", "a \"quoted\" word");
@@ -793,6 +793,25 @@ static void test_podgroup_metadata(void **state)
               "{\"metadata\":{\"name\":\"pg4\",\"namespace\":\"team-a\",\"annotations\":"
               "{\"Example.com/Note\":\"x\"}},\"spec\":{\"minMember\":1}}",
               201); /* an annotation key is checked lowercased, as Kubernetes does */
+    /* annotations are at most 256 KiB of keys and values, a PodGroup's as a Pod's (the API
+     * server's TotalAnnotationSizeLimitB): the body cap of 1 MiB let 1 MiB through */
+    for (int over = 0; over < 2; over++) {
+        size_t n = 256 * 1024 - 1 + (size_t)over,
+               at = 0; /* "x" and n bytes: 256 KiB, then one more */
+        char *big = malloc(n + 200);
+        assert_non_null(big);
+        at += (size_t)sprintf(big,
+                              "{\"metadata\":{\"name\":\"big%d\",\"namespace\":\"team-a\","
+                              "\"annotations\":{\"x\":\"",
+                              over);
+        memset(big + at, 'a', n);
+        strcpy(big + at + n, "\"}},\"spec\":{\"minMember\":1}}");
+        h_expect(&d, "POST", "/v1/podgroups", TOKEN_A, big, over ? 400 : 201, &a);
+        if (over && !strstr(a.body, "more than 262144 bytes of keys and values"))
+            fail_msg("%s", a.body);
+        h_answer_free(&a);
+        free(big);
+    }
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
     h_expect(&d, "GET", "/v1/podgroups/team-a/pg1", TOKEN_A, NULL, 200, &a);
