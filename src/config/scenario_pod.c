@@ -151,6 +151,18 @@ int gs__scn_gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t
                                   "%s: nvidia.com/gpumem is MiB as a plain number (this is "
                                   "%lld MiB, more than %lld)",
                                   gs__yaml_show(v, buf), (long long)mib, (long long)hi);
+    /* "20G" is 20,000,000,000 MiB as Kubernetes reads it: the writer thought of bytes */
+    int rc = len > 1 && strchr("kMGTPE", s[len - 1])
+                 ? gs__qty_parse(s, 0, 0, GS__Q_PLAIN | GS__Q_CEIL, &mib, &why)
+                 : -EINVAL;
+    if (rc == -ERANGE)
+        mib = INT64_MAX;
+    if (rc == -ERANGE || (!rc && mib > hi))
+        return gs__yaml_err(c, v,
+                            "%s: nvidia.com/gpumem is MiB as a plain number (this is %s%lld MiB "
+                            "as Kubernetes reads it, more than %lld)",
+                            gs__yaml_show(v, buf), rc ? "more than " : "", (long long)mib,
+                            (long long)hi);
     return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, hi, out);
 }
 

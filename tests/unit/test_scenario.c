@@ -664,6 +664,9 @@ static const struct bad bads[] = {
     {RES("nvidia.com/gpumem: 20Gi"), -EINVAL,
      ":8:35: \"20Gi\": ", "nvidia.com/gpumem is MiB as a plain number, e.g. 20480", 0},
     /* no example of a figure no card holds */
+    /* a decimal suffix is a count, as Kubernetes reads it: 20G is far past any card's MiB */
+    {RES("nvidia.com/gpumem: 20G"), -EINVAL, ":8:35: \"20G\": ",
+     "nvidia.com/gpumem is MiB as a plain number (this is 20000000000 MiB as Kubernetes", 0},
     {RES("nvidia.com/gpumem: 1Ei"), -EINVAL, ":8:35: \"1Ei\": ",
      "nvidia.com/gpumem is MiB as a plain number (this is 1099511627776 MiB, more than ", 0},
     {RES("nvidia.com/mig-9x.1gb: 1"), -EINVAL, ":8:16: ", "is not a MIG profile", 0},
