@@ -360,7 +360,7 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
 static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
 {
     struct gsd_group back = {0};
-    struct gsd_ferr e = {0};
+    struct gsd_ferr e = {.stored = 1};
     json_t *meta = json_loads(g->meta ? g->meta : "{}", JSON_REJECT_DUPLICATES, NULL);
     json_t *md = json_pack("{s:s}", "name", g->spec.name);
     json_t *spec =
@@ -387,6 +387,11 @@ static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
     json_decref(b);
     if (rc == -ENOMEM)
         return gs_diag_error_code(d, rc, "gpusched.db: out of memory");
+    if (!rc && e.warning[0]) {
+        char key[GSD_KEY_MAX];
+        snprintf(key, sizeof(key), "%s/%s", g->spec.ns, g->spec.name);
+        gsd_log("warn", "stored podgroup", "podgroup", key, "warning", e.warning, NULL);
+    }
     return rc ? gs_diag_error(d, "gpusched.db: the stored PodGroup %s/%s: %s", g->spec.ns,
                               g->spec.name, e.msg)
               : 0;

@@ -90,11 +90,16 @@ int gsd_string_map(const json_t *v, const char *field, json_t **out, struct gsd_
         if (rc)
             return rc;
         bytes += strlen(k) + json_string_length(x);
-        if (!labels && bytes > GS_ANNOTATIONS_MAX_BYTES)
+        if (!labels && bytes > GS_ANNOTATIONS_MAX_BYTES && !e->stored)
             return ferr(e, field,
                         "%s: more than %d bytes of keys and values in all, as the API server "
                         "refuses them",
                         field, GS_ANNOTATIONS_MAX_BYTES);
+        if (!labels && bytes > GS_ANNOTATIONS_MAX_BYTES && !e->warning[0])
+            snprintf(e->warning, sizeof(e->warning),
+                     "%s: more than %d bytes of keys and values in all: kept as stored, but a "
+                     "POST of it now is refused",
+                     field, GS_ANNOTATIONS_MAX_BYTES);
     }
     *out = json_deep_copy(v);
     return *out ? 0 : -ENOMEM;

@@ -29,6 +29,8 @@ struct gsd_ferr {
     char field[128];
     char msg[GS_DIAG_MSG_MAX];
     char warning[GS_DIAG_MSG_MAX];
+    int stored; /* set by the caller: an object read back from the store, which a cap added since
+                 * it was accepted keeps (saying so in warning) rather than refuses */
 };
 
 /* gsd_ferr_warning() - a gs_diag warn callback: the first warning a read gives (what it takes

@@ -626,6 +626,22 @@ static void test_store_bad_group(void **state)
         if (!h_log_has(&d, edits[i][1]))
             fail_msg("case %zu: the log does not say \"%s\"", i, edits[i][1]);
     }
+    /* 300 kB of annotations, accepted before they were capped at 256 KiB: kept, and said */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE podgroups SET succeeded = 0, meta = "
+                                  "'{\"labels\":{},\"annotations\":{\"x\":\"' || "
+                                  "replace(hex(zeroblob(150000)), '0', 'a') || '\"}}'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(h_start(&d), 0);
+    assert_true(h_log_has(&d, "metadata.annotations: more than 262144 bytes of keys and values in "
+                              "all: kept as stored"));
+    struct answer a;
+    h_expect(&d, "GET", "/v1/podgroups/team-a/pgb", TOKEN_A, NULL, 200, &a);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
 
