@@ -960,7 +960,8 @@ static void count_answer(struct gsd_server *s, struct conn *k, struct gsd_req *r
     if (n > cap)
         gsd_reply_error(r, 503, "limit",
                         "the answer is %lld bytes, more than http.maxBytesInFlight (%lld) "
-                        "allows in flight: ask for fewer at a time (?limit=)",
+                        "allows in flight: ask for fewer at a time (?limit=) where the route "
+                        "pages, or raise http.maxBytesInFlight",
                         (long long)n, (long long)cap);
     else
         gsd_reply_error(r, 503, "", "too many answers in flight; retry shortly");

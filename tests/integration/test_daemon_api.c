@@ -1647,6 +1647,8 @@ static void test_answer_cap(void **state)
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), "limit");
     assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
                            "more than http.maxBytesInFlight (4194304) allows in flight"));
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "or raise http.maxBytesInFlight")); /* a snapshot has no ?limit= */
     assert_string_equal(a.retry_after, "");
     h_answer_free(&a);
     for (int limit = 40; limit <= 60; limit += 20) { /* 2.4 and 3.6 MB go */
