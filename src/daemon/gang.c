@@ -584,6 +584,8 @@ static void one_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_
 /* The viewer's PodGroups in pages, as GET /v1/pods gives pods: ?limit (500 unless given, at most
  * GSD_LIST_MAX) from ?continue, the seq of the first not yet given; built on the scheduler
  * thread, so each answer is bounded whatever a tenant holds. */
+#define GROUPS_PAGE_BYTES (4 << 20) /* of labels and annotations in one page, past its first */
+
 static void list_groups(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
     int64_t limit, from, count = 0;
@@ -597,12 +599,16 @@ static void list_groups(struct gsd_state *st, struct gsd_req *r, const struct gs
         else
             hi = mid;
     }
+    /* a page also ends past GROUPS_PAGE_BYTES of labels and annotations, as an API server may
+     * answer fewer than limit items with a continue: the list is made on the scheduler thread */
     json_t *items = json_array();
+    size_t bytes = 0;
     for (; lo < st->ngroups; lo++) {
         if (viewer && strcmp(st->groups[lo]->tenant, viewer->name))
             continue;
-        if (count++ == limit)
+        if (count++ == limit || bytes > GROUPS_PAGE_BYTES)
             break;
+        bytes += st->groups[lo]->meta ? strlen(st->groups[lo]->meta) : 0;
         json_array_append_new(items, group_json(st->groups[lo]));
     }
     char next[24] = "";
