@@ -492,7 +492,7 @@ static void clock_post(struct gsd_state *st, struct gsd_req *r)
     const int64_t year = 86400LL * 366 * 1000000;
     const int64_t v[3] = {clock_field(b, "advance_seconds", year / 1000000),
                           clock_field(b, "advance_us", year),
-                          clock_field(b, "to_us", INT64_MAX / 2)};
+                          clock_field(b, "to_us", GS_SCN_TIME_MAX_US)};
     const int64_t secs = v[0], us = v[1], to = v[2];
     const json_t *pass = json_object_get(b, "pass");
     const char *fault = clock_fault(b, v);
@@ -503,11 +503,20 @@ static void clock_post(struct gsd_state *st, struct gsd_req *r)
     } else if (fault) { /* the field named: "advance_seconds": -1 was answered "body: ..." */
         gsd_reply_error(r, 400, fault,
                         "%s: expected one of advance_seconds (0..%lld), advance_us (0..%lld) or "
-                        "to_us (microseconds), and optionally pass (true or false)",
-                        *fault ? fault : "body", (long long)(year / 1000000), (long long)year);
+                        "to_us (0..%lld microseconds), and optionally pass (true or false)",
+                        *fault ? fault : "body", (long long)(year / 1000000), (long long)year,
+                        (long long)GS_SCN_TIME_MAX_US);
     } else if (to >= 0 && to < st->manual_now_us) {
         gsd_reply_error(r, 400, "to_us", "to_us: the clock is at %lld and never goes back",
                         (long long)st->manual_now_us);
+    } else if (to < 0 &&
+               st->manual_now_us + (secs >= 0 ? secs * 1000000 : us) > GS_SCN_TIME_MAX_US) {
+        /* a snapshot continued from the clock holds times of at most 10 years, as a scenario */
+        gsd_reply_error(r, 400, secs >= 0 ? "advance_seconds" : "advance_us",
+                        "%s: the clock, at %lld, would pass %lld microseconds (10 years), the "
+                        "latest a scenario or snapshot holds",
+                        secs >= 0 ? "advance_seconds" : "advance_us", (long long)st->manual_now_us,
+                        (long long)GS_SCN_TIME_MAX_US);
     } else {
         int64_t target = to >= 0 ? to : st->manual_now_us + (secs >= 0 ? secs * 1000000 : us);
         if (gsd_sched_clock(st, target, !pass || json_is_true(pass)))

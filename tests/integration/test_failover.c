@@ -161,6 +161,8 @@ static void test_heartbeats(void **state)
         {"{\"advance_seconds\": 1, \"pass\": \"yes\"}", "pass"},
         {"{\"advance_seconds\": 1, \"passes\": true}", "passes"},
         {"{\"advance_seconds\": 1, \"to_us\": 5}", ""},
+        /* past 10 years, which bills, the forecast and a snapshot's scenario refused after */
+        {"{\"to_us\": 315360000000001}", "to_us"},
         {"[]", ""},
     };
     for (size_t i = 0; i < sizeof(bad_clock) / sizeof(bad_clock[0]); i++) {
@@ -214,6 +216,11 @@ static void test_heartbeats(void **state)
     beat(&d, x, TOKEN_ADMIN, 200); /* the admin token may act for a node */
     pod_node(&d, "g-1", y, sizeof(y));
     assert_true(y[0]);
+    /* the clock goes to 10 years and no further, by to_us or by an advance */
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"to_us\": 315360000000000}", 200);
+    h_expect(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_us\": 1}", 400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "advance_us");
+    h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
