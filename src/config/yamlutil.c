@@ -342,7 +342,10 @@ int gs__yaml_type_error(struct gs__yctx *c, const yaml_node_t *n, const char *wh
 int gs__yaml_spend(struct gs__yctx *c, const yaml_node_t *n)
 {
     if (c->budget == 0)
-        return gs__yaml_err(c, n, "document too large once its YAML aliases are expanded");
+        return gs__yaml_err(c, n,
+                            "document too large to read: it asks more work than its size allows "
+                            "(YAML aliases that repeat a part, or a list of thousands of entries "
+                            "each checked against the others for a repeated name)");
     c->budget--;
     return 0;
 }

@@ -1644,6 +1644,32 @@ static void test_queue_namespace_dropped(void **state)
     gs_scenario_free(s);
 }
 
+/* A list of thousands of named entries (volumes' names must differ) costs its square to check:
+ * past the walk's budget the message says so, not that YAML aliases were expanded (there are
+ * none). */
+static void test_many_volumes_said(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    size_t cap = 5000 * 32 + 256, at = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    at += (size_t)snprintf(text, cap, POD_HDR "spec: {containers: [{name: m}], volumes: [");
+    for (int i = 0; i < 5000; i++)
+        at +=
+            (size_t)snprintf(text + at, cap - at, "%s{name: v%d, emptyDir: {}}", i ? ", " : "", i);
+    snprintf(text + at, cap - at, "]}\n");
+    const char *path = tmp_file(text);
+    free(text);
+    assert_int_equal(gs_scenario_load(s, path, &d), -EINVAL);
+    unlink(path);
+    assert_has(d.msg, "a list of thousands of entries each checked against the others");
+    gs_scenario_free(s);
+}
+
 static void test_bad_inputs(void **state)
 {
     (void)state;
@@ -2405,6 +2431,7 @@ int main(void)
         cmocka_unit_test(test_contradictions_warned),
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_many_volumes_said),
         cmocka_unit_test(test_api_rule_said_as_is),
         cmocka_unit_test(test_queue_namespace_dropped),
         cmocka_unit_test(test_text_escape),
