@@ -363,7 +363,12 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         return NULL;
     }
     if (st->npods >= (size_t)st->cfg->max_pods) {
-        set_ferr(e, 507, "", "the daemon holds maxPods pods; cancel some first");
+        char msg[200];
+        snprintf(msg, sizeof(msg),
+                 "the daemon holds maxPods (%lld) pods, of every tenant; cancel some first (a "
+                 "ResourceQuota's pods in each namespace keeps one tenant from taking them all)",
+                 (long long)st->cfg->max_pods);
+        set_ferr(e, 507, "", msg);
         return NULL;
     }
     if (source == GSD_SRC_API && tenant && tenant[0] && over_held(st, spec, tenant, e))

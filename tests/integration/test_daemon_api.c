@@ -1208,6 +1208,34 @@ static int listen_on(int fd) /* test_tls() has a local named listen */
     return listen(fd, 1);
 }
 
+/* maxPods bounds the pods of every tenant together: past it a POST is a 507 giving the count and
+ * the way to keep tenants apart; a deleted pod makes room. */
+static void test_max_pods(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, "maxPods: 3\n"), 0);
+    assert_int_equal(h_start(&d), 0);
+    static const char *const who[][2] = {
+        {"team-a", "a0"}, {"team-a", "a1"}, {"team-b", "b0"}, {"team-b", "b1"}};
+    for (size_t i = 0; i < 4; i++) {
+        char *body = h_pod(who[i][0], who[i][1], 0, 0);
+        h_expect(&d, "POST", "/v1/pods", i < 2 ? TOKEN_A : TOKEN_B, body, i < 3 ? 201 : 507, &a);
+        if (i == 3 && (!strstr(a.body, "maxPods (3) pods, of every tenant") ||
+                       !strstr(a.body, "ResourceQuota's pods")))
+            fail_msg("%s", a.body);
+        h_answer_free(&a);
+        free(body);
+    }
+    h_request(&d, "DELETE", "/v1/pods/team-a/a0", TOKEN_A, NULL, 200);
+    char *body = h_pod("team-b", "b1", 0, 0);
+    h_request(&d, "POST", "/v1/pods", TOKEN_B, body, 201);
+    free(body);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A tenant's pods hold at most maxPodBytesPerTenant together: past it a POST is a 403 naming
  * it, other tenants post on, a deleted pod makes room, and a restart counts what it reads back. */
 static void test_pod_bytes_per_tenant(void **state)
@@ -2040,6 +2068,7 @@ int main(void)
         cmocka_unit_test(test_client_large_answer),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_pod_bytes_per_tenant),
+        cmocka_unit_test(test_max_pods),
         cmocka_unit_test(test_healthz_follows_the_store),
         cmocka_unit_test(test_failed_tokens_throttled),
         cmocka_unit_test(test_chunked_past_the_cap),
