@@ -393,20 +393,21 @@ static void side_by_side(FILE *f, struct gs_tsim *const *runs, size_t n)
     }
 }
 
-/* The first pods admission rejected, with why: a count alone leaves the reader to --json. */
-static void rejected(FILE *f, const struct gs_tsim *t)
+/* The first pods admission rejected, and those submitted that waited to the end, with why: a
+ * count alone leaves the reader to --json (a gang that can never start ran nothing, waited 0 s). */
+static void unplaced(FILE *f, const struct gs_tsim *t, enum gs_pod_state state, const char *what)
 {
     enum { SHOWN = 5 };
     size_t n = 0;
     for (size_t i = 0; i < gs_tsim_pod_count(t); i++) {
         const struct gs_tsim_pod *p = &t->out[i];
-        if (p->state != GS_POD_REJECTED)
+        if (p->state != state || p->submit_us > t->now)
             continue;
         if (n++ < SHOWN)
-            fprintf(f, "  rejected %s/%s: %s\n", p->ns, p->name, p->reason ? p->reason : "");
+            fprintf(f, "  %s %s/%s: %s\n", what, p->ns, p->name, p->reason ? p->reason : "");
     }
     if (n > SHOWN)
-        fprintf(f, "  rejected: %zu more (--json lists every pod with its reason)\n", n - SHOWN);
+        fprintf(f, "  %s: %zu more (--json lists every pod with its reason)\n", what, n - SHOWN);
 }
 
 static void one_run(FILE *f, const struct gs_tsim *t)
@@ -458,7 +459,8 @@ static void one_run(FILE *f, const struct gs_tsim *t)
             fprintf(f, "  %-16.16s %6d %12.1f %10.1f\n", t->qout[q].name, t->qout[q].weight,
                     (double)t->qout[q].deserved_milli / 1000.0,
                     (double)t->qout[q].gpu_milli_s / 3600000.0);
-    rejected(f, t);
+    unplaced(f, t, GS_POD_REJECTED, "rejected");
+    unplaced(f, t, GS_POD_PENDING, "pending at the end");
 }
 
 void gs_tsim_write_text(FILE *f, struct gs_tsim *const *runs, size_t n)
