@@ -45,6 +45,19 @@
 #define AGENT_BEAT_MAX_S  20
 #define AGENT_SYNC_MAX_MS 86400000
 
+/* The defaults, which usage() shows and parse() sets. */
+#define AGENT_SERVER      "http://127.0.0.1:8080"
+#define AGENT_STATE_DIR   "/var/lib/gpusched-agent"
+#define AGENT_PLUGIN_DIR  "/var/lib/kubelet/device-plugins"
+#define AGENT_PODRES      "/var/lib/kubelet/pod-resources/kubelet.sock"
+#define AGENT_CDI_DIR     "/var/run/cdi"
+#define AGENT_CGROUP_ROOT "/sys/fs/cgroup"
+#define AGENT_POD_DIR     "/var/lib/gpusched/pods"
+#define AGENT_MPS_PIPE    "/tmp/nvidia-mps"
+#define AGENT_REPLICAS    10
+#define AGENT_BEAT_S      10
+#define AGENT_SYNC_MS     2000
+
 struct opts {
     const char *server, *node, *bootstrap_file, *state_dir, *plugin_dir, *cdi_dir;
     const char *cgroup_root, *shim, *mps_pipe, *ca_file, *podres, *pod_dir;
@@ -593,31 +606,29 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: gpusched-agent [options]\n"
-        "  --server URL             gpuschedd (http://127.0.0.1:8080)\n"
+        "  --server URL             gpuschedd (" AGENT_SERVER ")\n"
         "  --node NAME              this node's name in gpuschedd (default: $NODE_NAME, or "
         "the host name)\n"
         "  --bootstrap-token-file F the bootstrap node token, for the first registration\n"
-        "  --state-dir DIR          the node's token and device state "
-        "(/var/lib/gpusched-agent)\n"
-        "  --device-plugin-dir DIR  kubelet's device plugin folder "
-        "(/var/lib/kubelet/device-plugins)\n"
+        "  --state-dir DIR          the node's token and device state (" AGENT_STATE_DIR ")\n"
+        "  --device-plugin-dir DIR  kubelet's device plugin folder (" AGENT_PLUGIN_DIR ")\n"
         "  --no-device-plugin       no kubelet (bare machines)\n"
         "  --pod-resources-socket F kubelet's pod resources API, to know the pod it admits\n"
-        "                           (/var/lib/kubelet/pod-resources/kubelet.sock; '' = none)\n"
-        "  --cdi-dir DIR            where the CDI spec goes (/var/run/cdi; '' = none)\n"
+        "                           (" AGENT_PODRES "; '' = none)\n"
+        "  --cdi-dir DIR            where the CDI spec goes (" AGENT_CDI_DIR "; '' = none)\n"
         "  --cgroup-root DIR        cgroup v2 mount holding kubelet's pod cgroups\n"
-        "                           (/sys/fs/cgroup; '' = no tenant CPU weights)\n"
+        "                           (" AGENT_CGROUP_ROOT "; '' = no tenant CPU weights)\n"
         "  --shim PATH              libgpushare.so on the host, mounted into shared pods\n"
         "                           (" GS_SHIM_PATH "; '' = none)\n"
         "  --pod-dir DIR            host folder of the shared pods' libgpushare regions, one\n"
-        "                           folder per pod (/var/lib/gpusched/pods)\n"
+        "                           folder per pod (" AGENT_POD_DIR ")\n"
         "  --context-mib SPEC       MiB a CUDA context is charged: MIB and/or MODEL=MIB, comma-\n"
         "                           separated (default: per model, docs/node-agent.md)\n"
-        "  --mps-pipe DIR           the MPS control daemon's pipe folder (/tmp/nvidia-mps;\n"
+        "  --mps-pipe DIR           the MPS control daemon's pipe folder (" AGENT_MPS_PIPE ";\n"
         "                           '' = no MPS client limits)\n"
-        "  --replicas N             nvidia.com/gpu devices per card, 1..%d (10)\n"
-        "  --heartbeat-seconds N    1..%d (10): gpuschedd's default grace is 40 s\n"
-        "  --sync-ms N              bound pods read every N ms, 1..%d (2000)\n"
+        "  --replicas N             nvidia.com/gpu devices per card, 1..%d (%d)\n"
+        "  --heartbeat-seconds N    1..%d (%d): gpuschedd's default grace is 40 s\n"
+        "  --sync-ms N              bound pods read every N ms, 1..%d (%d)\n"
         "  --dry-run                print the NVML MIG calls, make none\n"
         "  --nvml-lib PATH          the NVML library to load (" GS_NVML_LIB ")\n"
         "  --nvidia-smi CMD         run as CMD topo -m where NVML finds no GPU (" GS_DISCOVER_SMI
@@ -628,7 +639,8 @@ static void usage(FILE *f)
         "  --ca-file FILE           CA of gpuschedd's TLS certificate\n"
         "  --discover [--json|--yaml]  print this machine's topology tree and exit\n"
         "  --version                print the version and exit\n",
-        GS_PLAN_REPLICAS_MAX, AGENT_BEAT_MAX_S, AGENT_SYNC_MAX_MS);
+        GS_PLAN_REPLICAS_MAX, AGENT_REPLICAS, AGENT_BEAT_MAX_S, AGENT_BEAT_S, AGENT_SYNC_MAX_MS,
+        AGENT_SYNC_MS);
 }
 
 /*
@@ -823,19 +835,19 @@ static int parse(int argc, char **argv, struct opts *o)
                                        {"version", 0, 0, 'V'},
                                        {0, 0, 0, 0}};
     memset(o, 0, sizeof(*o));
-    o->server = "http://127.0.0.1:8080";
+    o->server = AGENT_SERVER;
     o->node = getenv("NODE_NAME");
-    o->state_dir = "/var/lib/gpusched-agent";
-    o->plugin_dir = "/var/lib/kubelet/device-plugins";
-    o->podres = "/var/lib/kubelet/pod-resources/kubelet.sock";
-    o->cdi_dir = "/var/run/cdi";
-    o->cgroup_root = "/sys/fs/cgroup";
+    o->state_dir = AGENT_STATE_DIR;
+    o->plugin_dir = AGENT_PLUGIN_DIR;
+    o->podres = AGENT_PODRES;
+    o->cdi_dir = AGENT_CDI_DIR;
+    o->cgroup_root = AGENT_CGROUP_ROOT;
     o->shim = GS_SHIM_PATH; /* where meson install put it (meson.build) */
-    o->pod_dir = "/var/lib/gpusched/pods";
-    o->mps_pipe = "/tmp/nvidia-mps";
-    o->replicas = 10;
-    o->beat_s = 10;
-    o->sync_ms = 2000;
+    o->pod_dir = AGENT_POD_DIR;
+    o->mps_pipe = AGENT_MPS_PIPE;
+    o->replicas = AGENT_REPLICAS;
+    o->beat_s = AGENT_BEAT_S;
+    o->sync_ms = AGENT_SYNC_MS;
     o->disc.sysfs = GS_DISCOVER_SYSFS;
     o->fmt = GS_TOPO_HUMAN;
     int c, li = 0, node_given = 0, fmt_flags = 0;
