@@ -75,6 +75,13 @@ static int gcm_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     /* ephemeral-storage bounds nothing the scenario places; any other resource would bound pods
      * by a quantity that is not simulated (a LimitRange takes no pod count: the API server
      * refuses one) */
+    /* Volcano's job controller fills minResources from the quota's view of its pods
+     * (util.GetPodQuotaUsage): count/pods, requests.* and limits.* beside the plain names, which
+     * alone its scheduler reads (NewResource takes no requests.-prefixed or count/ name) */
+    if (!strcmp(g->where, "minResources") &&
+        (!strcmp(name, "count/pods") || !strncmp(name, "requests.", 9) ||
+         !strncmp(name, "limits.", 7)))
+        return gs__scn_qty_unread(c, v, what);
     static const char *const known[] = {"nvidia.com/gpu", "cpu", "memory", "ephemeral-storage",
                                         "pods"};
     char hint[96];

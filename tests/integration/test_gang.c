@@ -423,10 +423,13 @@ static void test_gang_through_extender(void **state)
 }
 
 /* PodGroup pgm: one member, minResources 32 GPUs (and some CPU, memory and pods), which Volcano's
- * enqueue check refuses (why_pgm) while 8 of the 32 cards are in use. */
+ * enqueue check refuses (why_pgm) while 8 of the 32 cards are in use. Its minResources are as
+ * Volcano's job controller writes them, the quota's names beside the plain ones. */
 static const char pgm[] = "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
                           "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":"
-                          "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\",\"pods\":\"1\"}}}";
+                          "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\",\"pods\":\"1\","
+                          "\"count/pods\":\"1\",\"requests.nvidia.com/gpu\":\"32\","
+                          "\"requests.cpu\":\"500m\",\"limits.memory\":\"1Gi\"}}}";
 static const char why_pgm[] =
     "PodGroup team-a/pgm minResources nvidia.com/gpu 32 exceed what the cluster may admit: "
     "8 in use and 0 held by PodGroups admitted, of 32 x overcommit-factor 1.2";

@@ -1288,6 +1288,10 @@ static const struct bad bads[] = {
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
      "spec: {minMember: 2, minResources: {pods: xyz}}\n",
      -EINVAL, ":4:43: ", "minResources.pods: \"xyz\" is not a Kubernetes quantity", 0},
+    /* the quota's names Volcano's job controller writes beside the plain ones are quantities */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 2, minResources: {requests.cpu: 2x}}\n",
+     -EINVAL, ":4:51: ", "minResources.requests.cpu: \"2x\" is not a Kubernetes quantity", 0},
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
      "spec: {capability: {ephemeral-storage: -1}}\n",
      -EINVAL, ":4:40: ", "capability.ephemeral-storage: \"-1\" must not be negative", 0},
