@@ -343,7 +343,7 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
         "cpu_milli", (json_int_t)ni.cpu_milli, "cpu_milli_free", (json_int_t)cpu_left, "memory_mib",
         (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready",
         gsd_node_ready(h), "heartbeats", h->watched, "ready_changed",
-        gsd_time_json(h->watched ? h->since_us : 0), "unhealthy_gpus", bad);
+        h->watched ? gsd_time_json(h->since_us) : json_null(), "unhealthy_gpus", bad);
     const struct gs_policy *pol = &st->inv->policy;
     const struct gs_node_template *nt = &pol->templates[pol->nodes[i].template_index];
     json_object_set_new(n, "max_pods", json_integer(gs_node_max_pods(nt)));

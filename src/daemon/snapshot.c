@@ -1027,7 +1027,8 @@ json_t *gsd_podview_json(const struct gsd_podview *v)
         (json_int_t)v->req.cpu_milli, "memory_mib", (json_int_t)v->req.memory_mib, "gpumem_mib",
         v->gpumem_mib, "gpucores", v->gpucores, "priority", v->priority, "reason",
         v->running ? json_null() : json_string(v->reason), "submit_time",
-        gsd_time_json(v->submit_us), "start_time", gsd_time_json(v->start_us), "labels",
+        gsd_time_json(v->submit_us), "start_time",
+        v->running ? gsd_time_json(v->start_us) : json_null(), "labels",
         labels ? labels : json_object(), "annotations", ann ? ann : json_object(), "queue",
         v->queue);
     if (o && v->mig[0]) /* the start while running, else null */
@@ -1122,13 +1123,10 @@ static void put_int(struct out *o, int64_t v)
     put(o, buf, decimal(buf, v));
 }
 
+/* @us as gsd_time_json() writes it: a time, 0 too (a manual clock's start). */
 static void put_time(struct out *o, int64_t us)
 {
     char buf[GS_TIME_TEXT_MAX];
-    if (!us) {
-        PUT(o, "null");
-        return;
-    }
     put_str(o, gs_time_text(buf, us, 1));
 }
 
@@ -1284,7 +1282,10 @@ static void put_view(struct out *o, const struct gsd_podview *v, const char *lab
     PUT(o, ",\"submit_time\":");
     put_time(o, v->submit_us);
     PUT(o, ",\"start_time\":");
-    put_time(o, v->start_us);
+    if (v->running)
+        put_time(o, v->start_us);
+    else
+        PUT(o, "null");
     PUT(o, ",\"labels\":");
     if (labels[0])
         put(o, labels[0], (size_t)(labels[1] - labels[0]));

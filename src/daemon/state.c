@@ -967,8 +967,6 @@ int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_dia
 
 json_t *gsd_time_json(int64_t us)
 {
-    if (!us)
-        return json_null();
     char buf[GS_TIME_TEXT_MAX];
     return json_string(gs_time_text(buf, us, 1));
 }

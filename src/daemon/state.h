@@ -239,7 +239,7 @@ void gsd_pod_set_state(struct gsd_state *st, struct gsd_pod *p, int state);
  * @succeeded (not Failed by its deadline) its PodGroup counts it. Return: 0; -EIO. */
 int gsd_pod_complete(struct gsd_state *st, struct gsd_pod *p, int64_t now, int succeeded);
 /* gsd_time_json() - @us (wall clock) as gs_time_text() writes it with microseconds, as
- * Kubernetes' MicroTime, a JSON string; null for 0. New reference. */
+ * Kubernetes' MicroTime, a JSON string, 0 too (a manual clock's start). New reference. */
 json_t *gsd_time_json(int64_t us);
 /* gsd_pod_json() - the pod as the API shows it, a pending pod's reason as the scheduler has it
  * now (new reference). */

@@ -281,6 +281,8 @@ static void test_checkpoint_kept(void **state)
     json_decref(p);
     submit_in_state(&d, "team-a", "h0", 8, "high", "running"); /* the other board */
     submit_in_state(&d, "team-a", "t4", 4, NULL, "running");   /* the T4 box */
+    /* started at the manual clock's 0: a time, not null as for a pod not started */
+    assert_string_equal(start_of(&d, "team-a", "h0"), "1970-01-01T00:00:00.000000Z");
     assert_int_equal(clock_next(&d, "{\"advance_seconds\": 45}"), 100000000);
     submit_in_state(&d, "team-b", "hb", 8, "high", "running");
     assert_string_equal(state_of(&d, "team-a", "ck", 10, reason, sizeof(reason)), "pending");
