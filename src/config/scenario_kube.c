@@ -185,6 +185,16 @@ int gs__scn_queue(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
         rc = queue_fields(c, f, &q);
     if (rc)
         return rc;
+    /* Volcano refuses new PodGroups in a Queue not Open (vcctl queue operate --action close);
+     * the scenario has no such state to keep, so it says what it runs instead */
+    yaml_node_t *status = NULL, *state = NULL;
+    if (!gs__yaml_map_get(c, root, "status", &status) && status &&
+        !gs__yaml_map_get(c, status, "state", &state) && state && gs__yaml_str(state) &&
+        strcmp(gs__yaml_str(state), "Open"))
+        gs__yaml_warn(c, state,
+                      "status.state %s: Volcano takes no new PodGroup in a Queue that is not "
+                      "Open; the scenario runs Queue %s as Open (its state is not simulated)",
+                      gs__yaml_str(state), m.name_s);
     memcpy(q.name, m.name_s, sizeof(q.name));
     return gs__scn_commit(c, L, root, m.name, GS__K_QUEUE, &q);
 }

@@ -1642,9 +1642,17 @@ static void test_queue_namespace_dropped(void **state)
     assert_string_equal(s->policy.queues[0].name, "q");
     gs_scenario_free(s);
     s = load_text_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: "
-                     "q, uid: u}\nspec: {weight: 2}\n",
+                     "q, uid: u}\nspec: {weight: 2}\nstatus: {state: Open}\n",
                      &d, &w);
     assert_int_equal(w.n, 0);
+    gs_scenario_free(s);
+    /* a Closed Queue (vcctl queue operate --action close) is run as Open, and said */
+    s = load_text_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: "
+                     "q}\nspec: {weight: 2}\nstatus: {state: Closed}\n",
+                     &d, &w);
+    assert_int_equal(w.n, 1);
+    assert_has(w.msg[0], ":5:17: status.state Closed: Volcano takes no new PodGroup in a Queue "
+                         "that is not Open; the scenario runs Queue q as Open");
     gs_scenario_free(s);
 }
 
