@@ -398,13 +398,16 @@ static void text_mig_policy(const struct gs_scenario *s, FILE *f)
 
 static void text_rquotas(const struct gs_scenario *s, FILE *f)
 {
-    char a[32], b[32], c[32], d[32], w[160];
+    char a[32], b[32], c[32], d[32], m[32], w[160];
     fprintf(f, "namespace quotas:%s\n", s->policy.nrquotas ? "" : " none");
     for (size_t i = 0; i < s->policy.nrquotas; i++) {
         const struct gs_rquota_spec *q = &s->policy.rquotas[i];
-        fprintf(f, "  %s/%s  nvidia.com/gpu %s, cpu %s, memory %s MiB, pods %s", q->ns, q->name,
-                milli(q->gpu_milli, a, sizeof(a)), milli(q->cpu_milli, b, sizeof(b)),
-                num(q->memory_mib, c, sizeof(c)), num(q->pods, d, sizeof(d)));
+        fprintf(f,
+                "  %s/%s  nvidia.com/gpu %s, nvidia.com/gpumem %s MiB, cpu %s, memory %s MiB, "
+                "pods %s",
+                q->ns, q->name, milli(q->gpu_milli, a, sizeof(a)), num(q->gpumem_mib, m, sizeof(m)),
+                milli(q->cpu_milli, b, sizeof(b)), num(q->memory_mib, c, sizeof(c)),
+                num(q->pods, d, sizeof(d)));
         for (int k = 0; k < q->nscope_classes; k++)
             fprintf(f, "%s%s", k ? ", " : "; scope PriorityClass in ", q->scope_classes[k]);
         fprintf(f, "  (%s)\n", where(&q->src, w, sizeof(w)));
@@ -690,11 +693,11 @@ static json_t *json_limits(const struct gs_scenario *s, json_t **ranges)
     for (size_t i = 0; i < s->policy.nrquotas; i++) {
         const struct gs_rquota_spec *q = &s->policy.rquotas[i];
         json_array_append_new(
-            a, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "namespace", q->ns, "name",
-                         q->name, "gpu_milli", jint(q->gpu_milli), "cpu_milli", jint(q->cpu_milli),
-                         "memory_mib", jint(q->memory_mib), "pods", jint(q->pods),
-                         "scope_priority_classes", jstrs(q->scope_classes, q->nscope_classes),
-                         "src", jsrc(&q->src)));
+            a, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "namespace", q->ns,
+                         "name", q->name, "gpu_milli", jint(q->gpu_milli), "gpumem_mib",
+                         jint(q->gpumem_mib), "cpu_milli", jint(q->cpu_milli), "memory_mib",
+                         jint(q->memory_mib), "pods", jint(q->pods), "scope_priority_classes",
+                         jstrs(q->scope_classes, q->nscope_classes), "src", jsrc(&q->src)));
     }
     *ranges = json_array();
     for (size_t i = 0; i < s->policy.nlimit_ranges; i++) {

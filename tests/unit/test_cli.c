@@ -915,6 +915,22 @@ static void test_validate_simulation(void **state)
     assert_true(json_is_null(json_object_get(root, "simulation")));
     json_decref(root);
     result_free(&r);
+
+    /* a ResourceQuota's requests.nvidia.com/gpumem is shown with the rest of what it bounds */
+    const char *rq = write_tmp("rq.yaml", "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: "
+                                          "mem, namespace: ns1}\nspec: {hard: "
+                                          "{requests.nvidia.com/gpumem: \"600\"}}\n");
+    run(&r, ARGS("validate", rq));
+    expect_exit(&r, 0);
+    expect_has(r.out, "ns1/mem  nvidia.com/gpu -, nvidia.com/gpumem 600 MiB, cpu -");
+    result_free(&r);
+    run(&r, ARGS("validate", "--json", rq));
+    root = json_loads(r.out, 0, NULL);
+    assert_non_null(root);
+    json_t *q = json_array_get(json_object_get(root, "resource_quotas"), 0);
+    assert_int_equal(json_integer_value(json_object_get(q, "gpumem_mib")), 600);
+    json_decref(root);
+    result_free(&r);
 }
 
 /* gpusched validate: the seed manifests load, and what was understood is printed. */
