@@ -1656,6 +1656,27 @@ static void test_queue_namespace_dropped(void **state)
     gs_scenario_free(s);
 }
 
+/* The simulator's own annotations, which a snapshot writes beside a pod's, do not count against
+ * the API server's 256 KiB: a pod accepted at the cap is read back from the snapshot. */
+static void test_annotations_cap_sim_own(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    size_t n = 256 * 1024 - 1, cap = n + 512;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    int at = snprintf(text, cap, POD_META "  annotations:\n    x: \"");
+    memset(text + at, 'a', n);
+    snprintf(text + at + n, cap - (size_t)at - n,
+             "\"\n    sim.gpusched.io/arrival: \"1s\"\n    sim.gpusched.io/duration: "
+             "\"1h\"\nspec: {containers: [{name: m}]}\n");
+    struct gs_scenario *s = load_text_ok(text, &d, &w);
+    free(text);
+    assert_int_equal(s->npods, 1);
+    gs_scenario_free(s);
+}
+
 /* A list of thousands of named entries (volumes' names must differ) costs its square to check:
  * past the walk's budget the message says so, not that YAML aliases were expanded (there are
  * none). */
@@ -2444,6 +2465,7 @@ int main(void)
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_many_volumes_said),
+        cmocka_unit_test(test_annotations_cap_sim_own),
         cmocka_unit_test(test_api_rule_said_as_is),
         cmocka_unit_test(test_queue_namespace_dropped),
         cmocka_unit_test(test_text_escape),
