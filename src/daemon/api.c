@@ -217,11 +217,14 @@ int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from)
 {
     *limit = 500;
     *from = 0;
-    if (gsd_qarg(r, "limit") && parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, limit)) {
+    /* empty is not given, as the API server reads ?continue= of a last page's "" */
+    if (gsd_qarg(r, "limit") && *gsd_qarg(r, "limit") &&
+        parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, limit)) {
         gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
         return -1;
     }
-    if (gsd_qarg(r, "continue") && parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, from)) {
+    if (gsd_qarg(r, "continue") && *gsd_qarg(r, "continue") &&
+        parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, from)) {
         gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
         return -1;
     }
