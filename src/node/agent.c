@@ -672,11 +672,11 @@ static const char *discover_label(const char *name, const char *from)
 {
     static char label[4 * 253 + 1];
     char lower[254];
-    snprintf(lower, sizeof(lower), "%s", name);
+    int cut = snprintf(lower, sizeof(lower), "%s", name) >= (int)sizeof(lower);
     for (char *p = lower; *p; p++)
         *p = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
     gs_text_escape(label, sizeof(label), lower);
-    if (!gs_dns_subdomain_ok(lower, strlen(lower)))
+    if (cut || !gs_dns_subdomain_ok(lower, strlen(lower)))
         say("%s \"%s\" is not a Kubernetes node name, even lower-cased: the tree is labelled "
             "\"%s\"; give --node to name it",
             from, name, lower);

@@ -921,6 +921,14 @@ static void test_discover_label(void **state)
     assert_null(strchr(r.out, '\x1b'));
     assert_non_null(strstr(r.out, "\na\\x1b[31mb: 3 GPUs"));
     t_run_free(&r);
+    /* past 253 bytes: cut to label the tree, and said (the cut name was a node name) */
+    char long_name[320] = "NODE_NAME=";
+    memset(long_name + strlen(long_name), 'x', 300);
+    env_without_node(env, long_name);
+    t_run_env((const char *[]){bin, "--discover", HWLOC_ONLY, NULL}, env, &r);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "is not a Kubernetes node name"));
+    t_run_free(&r);
     /* the host name, in a UTS namespace of its own where the machine allows one */
     if (access("/usr/bin/unshare", X_OK) == 0) {
         env_without_node(env, NULL);
