@@ -1052,6 +1052,10 @@ static void test_kubelet_gone(void **state)
     E.k = fake_kubelet_start(E.dp);
     assert_non_null(E.k);
     wait_registered("nvidia.com/gpu", 5000);
+    /* kubelet holds the registration before the agent has its answer and writes its line */
+    for (int i = 0; i < 50 && log_count("gpusched-agent: registered nvidia.com/gpu at ") <= before;
+         i++)
+        sleep_ms(100);
     assert_true(log_count("gpusched-agent: registered nvidia.com/gpu at ") > before);
 }
 
