@@ -125,15 +125,27 @@ static int suffix(const char *s, struct dec *v, const char **why)
     return -EINVAL;
 }
 
+/* times() - *@num x @base^@n, or 0 when that exceeds 64 bits. */
+static int times(uint64_t *num, unsigned base, long n)
+{
+    for (long k = 0; k < n; k++)
+        if (*num > UINT64_MAX / base)
+            return 0;
+        else
+            *num *= base;
+    return 1;
+}
+
 /*
  * scale() - @v x @mult as an integer: multiplications checked for overflow, then one division by
  * the negative powers; a remainder rounds up with GS__Q_CEIL, down with GS__Q_FLOOR, otherwise it
- * is an error.
+ * is an error. 10^e10 x 2^e2 is taken as 5^e10 x 2^(e10 + e2), so powers of two cancel before
+ * either side overflows: "1e24" bytes in MiB is 5^24 x 2^4, not 10^24 / 2^20.
  */
 static int scale(const struct dec *v, uint64_t mult, unsigned flags, int64_t *out, const char **why)
 {
     uint64_t num = v->mant, den = 1;
-    bool den_big = false;
+    long e5 = v->e10, e2 = v->e10 + v->e2;
     *why = "is too large";
     if (num == 0 || mult == 0) {
         *out = 0;
@@ -142,20 +154,9 @@ static int scale(const struct dec *v, uint64_t mult, unsigned flags, int64_t *ou
     if (num > UINT64_MAX / mult)
         return -ERANGE;
     num *= mult;
-    for (long k = 0; k < v->e10; k++)
-        if (num > UINT64_MAX / 10)
-            return -ERANGE;
-        else
-            num *= 10;
-    for (long k = 0; k < v->e2; k++)
-        if (num > UINT64_MAX / 2)
-            return -ERANGE;
-        else
-            num *= 2;
-    for (long k = 0; k < -v->e10 && !den_big; k++)
-        den_big = den > UINT64_MAX / 10, den *= 10;
-    for (long k = 0; k < -v->e2 && !den_big; k++)
-        den_big = den > UINT64_MAX / 2, den *= 2;
+    if (!times(&num, 5, e5) || !times(&num, 2, e2))
+        return -ERANGE;
+    bool den_big = !times(&den, 5, -e5) || !times(&den, 2, -e2);
     uint64_t q = den_big ? 0 : num / den, r = (den_big ? num : num % den) || v->more;
     if (q > INT64_MAX) /* too large whatever its fraction */
         return -ERANGE;

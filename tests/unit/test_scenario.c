@@ -1774,6 +1774,12 @@ static const struct qcase qcases[] = {
     {"1e10000", 0, 0, 0, -ERANGE, 0},
     {"1e10001", 0, 0, 0, -ERANGE, 0},
     {"100000000000000000", 3, 0, 0, -ERANGE, 0},
+    /* bytes past 64 bits whose MiB fit: the powers of two cancel first */
+    {"1e24", 0, -20, 0, 0, INT64_C(953674316406250000)},
+    {"5e22", 0, -20, GS__Q_CEIL, 0, INT64_C(47683715820312500)},
+    {"1e25", 0, -20, 0, -ERANGE, 0},
+    {"1.5Gi", 0, 0, 0, 0, INT64_C(1610612736)},
+    {"0.3Ki", 0, 0, GS__Q_CEIL, 0, 308},
 };
 
 static void test_quantities(void **state)
