@@ -894,6 +894,15 @@ static int fake_count(const int *counter, int n)
     return got;
 }
 
+/* Wait (30 s at most) until the last watch asked from resourceVersion @rv. Return: the one it
+ * asked from (@got, 64 bytes). */
+static const char *watch_rv_becomes(const char *rv, char *got)
+{
+    for (int i = 0; i < 3000 && strcmp(fake_copy(f.watch_rv, got), rv); i++)
+        usleep(10000);
+    return got;
+}
+
 /*
  * The watch after the list: a pod DELETED is released at once (no list in between), a
  * BOOKMARK's resourceVersion is where the next watch starts, and "410 Gone" lists afresh; a
@@ -917,7 +926,9 @@ static void test_watch_releases_at_once(void **state)
     seat_member("pg-kw", "kw-done");
     seat_member("pg-kw2", "kw-gone");
     follow_pods(section, sizeof(section), 2, 300);
-    assert_int_equal(fake_count(&f.watches, 1), 1);
+    /* at least one: a watch without events ends after 2 s here (the fake's cap) and is made
+     * again, so a slow reload may see a second one, from the same resourceVersion */
+    assert_true(fake_count(&f.watches, 1) >= 1);
     char got[64];
     assert_string_equal(fake_copy(f.watch_rv, got), "10"); /* from the list */
     watch_sends("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
@@ -941,8 +952,10 @@ static void test_watch_releases_at_once(void **state)
     assert_non_null(
         strstr(json_string_value(json_object_get(a.json, "error")), "delete it in Kubernetes"));
     h_answer_free(&a);
-    assert_int_equal(fake_count(&f.watches, 2), 2); /* the stream ended: watched again */
-    assert_string_equal(fake_copy(f.watch_rv, got), "43");
+    /* the stream ended: watched again, from its last event's resourceVersion (how many watches
+     * is not asserted: each quiet one ends after the fake's 2 s and is made again) */
+    assert_string_equal(watch_rv_becomes("43", got), "43");
+    assert_true(fake_count(&f.watches, 2) >= 2);
     assert_int_equal(fake_count(&f.lists, 1), 1);
     assert_true(log_count_reaches("pod deleted or finished in Kubernetes: cards released", 1) >= 1);
     watch_sends("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
@@ -1388,7 +1401,7 @@ static void test_reclaim_evicts_through_api(void **state)
              "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"a3\",\"uid\":\"uid-a3\"}}]}");
     pthread_mutex_unlock(&f.mu);
     follow_pods(section, sizeof(section), 2, 300);
-    assert_int_equal(fake_count(&f.watches, 1), 1);
+    assert_true(fake_count(&f.watches, 1) >= 1); /* more when a quiet one ended after 2 s */
     watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
                 "\"name\":\"a3\",\"uid\":\"uid-a3\",\"resourceVersion\":\"11\"}}}\n");
     assert_int_equal(pod_status_becomes("a3", 404), 404);
