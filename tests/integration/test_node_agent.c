@@ -361,10 +361,11 @@ static void submit_json(json_t *pod)
     free(body);
 }
 
-/* Waits up to 5 s for file @path to hold @text. */
+/* Waits up to 30 s for file @path to hold @text: the agent writes it at one of its syncs, each
+ * an HTTP read and NVML calls, which take seconds on a loaded machine under a sanitizer. */
 static int wait_file(const char *path, const char *text)
 {
-    for (int i = 0; i < 50; i++) {
+    for (int i = 0; i < 300; i++) {
         if (file_has(path, text))
             return 1;
         sleep_ms(100);
@@ -373,13 +374,13 @@ static int wait_file(const char *path, const char *text)
 }
 
 /* kubelet admits pod team-a/@name, of one container of @n devices, once the agent has seen the
- * pod bound (or fails). */
+ * pod bound (or fails after 30 s: a sync of a loaded machine under a sanitizer takes seconds). */
 static int admit(const char *name, const char *res, int n, int ignore, struct fk_alloc *a)
 {
     char err[512], pod[128];
     int rc = -1;
     snprintf(pod, sizeof(pod), "team-a/%s", name);
-    for (int i = 0; i < 60 && rc; i++) {
+    for (int i = 0; i < 300 && rc; i++) {
         rc = fake_kubelet_admit(E.k, pod, res, n, ignore, a, err, sizeof(err));
         if (rc)
             sleep_ms(100);
@@ -458,7 +459,7 @@ static void test_pod_of_three_containers(void **state)
     struct fk_container c[3] = {{1, 1}, {1, 0}, {1, 0}};
     struct fk_alloc a[3];
     int rc = -1;
-    for (int i = 0; i < 60 && rc; i++) {
+    for (int i = 0; i < 300 && rc; i++) { /* as admit() */
         rc = fake_kubelet_admit_pod(E.k, "team-a/trio-h", "nvidia.com/gpu", c, 3, 0, a, err,
                                     sizeof(err));
         if (rc)
@@ -576,7 +577,7 @@ static void test_mig(void **state)
     int card, start;
     submit_mig("mig-f");
     mig_of("mig-f", &card, &start);
-    wait_registered("nvidia.com/mig-1g.10gb", 10000);
+    wait_registered("nvidia.com/mig-1g.10gb", 30000);
     char line[200];
     snprintf(line, sizeof(line), "nvmlDeviceSetMigMode gpu=%d mode=1", card);
     assert_true(file_has(E.nvml_log, line));
@@ -669,7 +670,7 @@ static void test_restart_no_double(void **state)
     snprintf(kept, sizeof(kept), "%s/%s/region", E.pods, uid);
     delete_pod("late-g");
     fake_kubelet_release(E.k, "team-a/late-g", &a, 1);
-    for (int i = 0; i < 50 && access(gone, F_OK) == 0; i++)
+    for (int i = 0; i < 300 && access(gone, F_OK) == 0; i++) /* at a sync, as wait_file() */
         sleep_ms(100);
     assert_int_equal(access(gone, F_OK), -1);
     assert_int_equal(access(kept, F_OK), 0);
@@ -1053,7 +1054,7 @@ static void test_kubelet_gone(void **state)
     assert_int_equal(log_count(want), 1);
     E.k = fake_kubelet_start(E.dp);
     assert_non_null(E.k);
-    wait_registered("nvidia.com/gpu", 5000);
+    wait_registered("nvidia.com/gpu", 30000); /* at a sync, as wait_file() */
     /* kubelet holds the registration before the agent has its answer and writes its line */
     for (int i = 0; i < 50 && log_count("gpusched-agent: registered nvidia.com/gpu at ") <= before;
          i++)
