@@ -547,7 +547,7 @@ static void test_reload(void **state)
     snprintf(text, sizeof(text), narrow_policy, ", 2g.10gb");
     assert_int_equal(h_policy(&d, text), 0);
     kill(d.pid, SIGHUP);
-    for (int i = 0; i < 500 && !h_log_has(&d, "config reloaded"); i++)
+    for (int i = 0; i < 3000 && !h_log_has(&d, "config reloaded"); i++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     assert_true(h_log_has(&d, "config reloaded"));
     char said[600]; /* the log names every file read again, the policy file too */

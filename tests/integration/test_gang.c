@@ -279,7 +279,7 @@ static void test_policy_gang_reloaded(void **state)
                                   "spec: {minMember: 2}\n"),
                      0);
     kill(d.pid, SIGHUP);
-    for (int i = 0; i < 1000 && !h_log_has(&d, "config reload refused"); i++)
+    for (int i = 0; i < 3000 && !h_log_has(&d, "config reload refused"); i++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     assert_true(h_log_has(&d, "PodGroup team-a/pga is one POST /v1/podgroups made"));
     /* a PodGroup of the files naming a Queue that no file defines: refused, as Volcano does
@@ -290,7 +290,7 @@ static void test_policy_gang_reloaded(void **state)
                      0);
     kill(d.pid, SIGHUP);
     const char *why = "PodGroup team-a/pgq: spec.queue"; /* the log escapes the quotes */
-    for (int i = 0; i < 1000 && !h_log_has(&d, why); i++)
+    for (int i = 0; i < 3000 && !h_log_has(&d, why); i++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     assert_true(h_log_has(&d, why));
     pod_is(&d, "q2", "running", NULL);

@@ -428,7 +428,7 @@ static void test_pods_per_user(void **state)
 
 static void wait_log(const struct daemon *d, const char *needle)
 {
-    for (int i = 0; i < 1000 && !h_log_has(d, needle); i++)
+    for (int i = 0; i < 3000 && !h_log_has(d, needle); i++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     if (!h_log_has(d, needle))
         fail_msg("the log lacks: %s", needle);
