@@ -34,4 +34,20 @@ if [ ! -e "$share" ]; then
     grep -qF "$share/alibaba-gpu-v2023/openb_node_list_gpu_node.csv" "$stage/err" ||
         fail "installed gpusched did not look in $share: $(cat "$stage/err")"
 fi
+# deploy/Containerfile's runtime stage installs the Debian package of every library the installed
+# programs link (libc6 is in every image).
+if command -v dpkg >/dev/null && command -v readelf >/dev/null; then
+    for p in gpusched gpuschedd gpusched-agent; do
+        readelf -d "$stage$prefix/bin/$p" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'
+    done | sort -u | while read -r lib; do
+        path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+        [ -n "$path" ] || fail "$lib: ldconfig does not know it"
+        real=$(readlink -f "$path")
+        pkg=$(dpkg -S "$real" 2>/dev/null || dpkg -S "${real#/usr}" 2>/dev/null) ||
+            fail "$lib: no Debian package holds $real"
+        pkg=${pkg%%:*}
+        [ "$pkg" = libc6 ] || grep -qE "(^| )$pkg( |\$)" deploy/Containerfile ||
+            fail "deploy/Containerfile's runtime stage does not install $pkg (for $lib)"
+    done
+fi
 echo "installed under $prefix: data in $share, libgpushare in $shim"
