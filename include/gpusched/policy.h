@@ -153,7 +153,7 @@ struct gs_queue_spec {
 struct gs_podgroup_spec {
     char ns[GS_SCN_NAME_MAX], name[GS_SCN_OBJ_MAX];
     int32_t min_member;                                   /* >= 1 */
-    char queue[GS_SCN_NAME_MAX];                          /* "" = the default queue */
+    char queue[GS_SCN_NAME_MAX];                          /* "" = `default` (gs_podgroup_queue()) */
     char priority_class[GS_SCN_NAME_MAX];                 /* "" = none */
     int64_t min_gpu_milli, min_cpu_milli, min_memory_mib; /* minResources nvidia.com/gpu, cpu,
                                                              memory: milli-GPU, milli-CPU, MiB */
@@ -487,6 +487,24 @@ const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *
  * 004 section 2.1). Return: the cap; GS_UNSET when the queue has no GPU capability.
  */
 int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole);
+
+/*
+ * gs_podgroup_queue() - the Volcano Queue PodGroup @g's members run in: its spec.queue, else
+ * `default`. Volcano's PodGroup admission webhook writes a queue into a PodGroup made without one
+ * (pkg/webhooks/admission/podgroups/mutate: its namespace's annotation
+ * scheduling.volcano.sh/queue-name, else `default`); gpusched reads no Namespace objects, so a
+ * PodGroup that names no queue is in `default`, and so are its members, whatever their own
+ * annotations say. Borrowed (@g's, or static).
+ */
+const char *gs_podgroup_queue(const struct gs_podgroup_spec *g);
+
+/*
+ * gs_pod_queue() - the Volcano Queue pod @sp runs in: its PodGroup's (@g, gs_podgroup_queue()),
+ * else its annotation scheduling.volcano.sh/queue-name, else `default`. @g NULL: the pod is in no
+ * PodGroup, or its PodGroup is not made yet (then this is the queue it is counted in meanwhile).
+ * Borrowed (@sp's, @g's, or static).
+ */
+const char *gs_pod_queue(const struct gs_pod_spec *sp, const struct gs_podgroup_spec *g);
 
 /*
  * gs_quota_borrowed() - what a tenant borrows of GPUQuota entry @q's `shared` with @ded milli-GPU

@@ -336,7 +336,7 @@ static void text_queues(const struct gs_scenario *s, FILE *f)
                      milli(g->min_gpu_milli, a, sizeof(a)), milli(g->min_cpu_milli, b, sizeof(b)),
                      num(g->min_memory_mib, c, sizeof(c)), (long long)g->min_pods);
         fprintf(f, "  %s/%s  minMember %d, queue %s, priority class %s, minResources %s  (%s)\n",
-                g->ns, g->name, g->min_member, *g->queue ? g->queue : "default",
+                g->ns, g->name, g->min_member, gs_podgroup_queue(g),
                 *g->priority_class ? g->priority_class : "-", mr, where(&g->src, w, sizeof(w)));
     }
     fprintf(f, "priority classes:%s\n", s->policy.npriority_classes ? "" : " none");
@@ -653,13 +653,13 @@ static json_t *json_groups_classes(const struct gs_scenario *s, json_t **classes
     for (size_t i = 0; i < s->policy.npodgroups; i++) {
         const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
         json_array_append_new(
-            a, json_pack("{s:s, s:s, s:i, s:s, s:s?, s:{s:I, s:I, s:I, s:I}, s:o}", "namespace",
-                         g->ns, "name", g->name, "min_member", g->min_member, "queue",
-                         *g->queue ? g->queue : "default", "priority_class",
-                         *g->priority_class ? g->priority_class : NULL, "min_resources",
-                         "gpu_milli", (json_int_t)g->min_gpu_milli, "cpu_milli",
-                         (json_int_t)g->min_cpu_milli, "memory_mib", (json_int_t)g->min_memory_mib,
-                         "pods", (json_int_t)g->min_pods, "src", jsrc(&g->src)));
+            a,
+            json_pack("{s:s, s:s, s:i, s:s, s:s?, s:{s:I, s:I, s:I, s:I}, s:o}", "namespace", g->ns,
+                      "name", g->name, "min_member", g->min_member, "queue", gs_podgroup_queue(g),
+                      "priority_class", *g->priority_class ? g->priority_class : NULL,
+                      "min_resources", "gpu_milli", (json_int_t)g->min_gpu_milli, "cpu_milli",
+                      (json_int_t)g->min_cpu_milli, "memory_mib", (json_int_t)g->min_memory_mib,
+                      "pods", (json_int_t)g->min_pods, "src", jsrc(&g->src)));
     }
     *classes = json_array();
     for (size_t i = 0; i < s->policy.npriority_classes; i++) {

@@ -126,6 +126,16 @@ const struct gs_priority_class_spec *gs_priority_class_find(const struct gs_poli
     return NULL;
 }
 
+const char *gs_podgroup_queue(const struct gs_podgroup_spec *g)
+{
+    return g->queue[0] ? g->queue : "default";
+}
+
+const char *gs_pod_queue(const struct gs_pod_spec *sp, const struct gs_podgroup_spec *g)
+{
+    return g ? gs_podgroup_queue(g) : sp->queue[0] ? sp->queue : "default";
+}
+
 const char *gs_policy_scheduler_name(const struct gs_policy *pol)
 {
     return pol->scheduler_name[0] ? pol->scheduler_name : "default-scheduler";

@@ -1344,6 +1344,42 @@ static void test_queue_conflict(void **state)
 }
 
 /*
+ * A PodGroup that names no queue is in `default`, as Volcano's admission writes it in, and so
+ * are its members, in every way: c-0's annotation naming train neither puts it there nor (in the
+ * full way) is taken, refused saying the PodGroup runs in default; naming default, or none, it
+ * runs there.
+ */
+static void test_podgroup_without_queue(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn_file("tests/data/scenario/gang-minresources.yaml");
+    struct gs_pod_spec *c0 = NULL;
+    for (size_t i = 0; i < s->npods; i++)
+        if (strcmp(s->pods[i].name, "c-0") == 0)
+            c0 = &s->pods[i];
+    assert_non_null(c0);
+    snprintf(c0->queue, sizeof(c0->queue), "%s", "train");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "c-0")->state, GS_POD_REJECTED);
+    assert_string_equal(find(t, "c-0")->reason,
+                        "its queue-name annotation names queue train but its PodGroup ml/c names "
+                        "no queue and so runs in default (a PodGroup's members run in its queue): "
+                        "drop the annotation, or name queue train in the PodGroup's spec.queue");
+    gs_tsim_free(t);
+    t = run(s, GS_WAY_EXCLUSIVE); /* not refused there, but in its PodGroup's queue all the same */
+    assert_string_equal(find(t, "c-0")->queue, "default");
+    gs_tsim_free(t);
+    for (int named = 0; named < 2; named++) {
+        snprintf(c0->queue, sizeof(c0->queue), "%s", named ? "default" : "");
+        t = run(s, GS_WAY_FULL);
+        assert_int_not_equal(find(t, "c-0")->state, GS_POD_REJECTED);
+        assert_string_equal(find(t, "c-0")->queue, "default");
+        gs_tsim_free(t);
+    }
+    gs_scenario_free(s);
+}
+
+/*
  * Declared GPU memory is charged: ten 10 GiB pods on four 24 GiB cards, eight run and two wait;
  * when the eight end, both start at once (a kept reservation holds nothing back).
  */
@@ -3117,6 +3153,7 @@ int main(void)
         cmocka_unit_test(test_gang_min_resources),
         cmocka_unit_test(test_queue_capability),
         cmocka_unit_test(test_queue_conflict),
+        cmocka_unit_test(test_podgroup_without_queue),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_borrowing_gang_goes_whole),
         cmocka_unit_test(test_evicted_pods_come_back),

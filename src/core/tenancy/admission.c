@@ -1148,18 +1148,26 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     return 0;
 }
 
+/* Pod group @group's PodGroup when it is made; NULL for none, or the placeholder of one a pod
+ * names before it is made (minMember 0: its queue is not known yet). */
+static const struct gs_podgroup_spec *made_group(const struct gs_tenancy *t, int32_t group)
+{
+    return group >= 0 && t->pgs[group]->min_member > 0 ? t->pgs[group] : NULL;
+}
+
 /*
- * The Volcano Queue a pod runs in: its PodGroup's spec.queue, else its annotation
- * scheduling.volcano.sh/queue-name, else `default` — Volcano's rule ("default queue": a job that
- * names no queue belongs to `default`, volcano.sh Queue docs). A Queue document named `default`
- * defines that queue; without one it is the implicit one, weight 1 and no capability.
+ * The Volcano Queue a pod runs in, by the one rule (gs_pod_queue()): its PodGroup's spec.queue,
+ * `default` when the PodGroup names none (Volcano's admission writes it in); a pod of no PodGroup
+ * its annotation scheduling.volcano.sh/queue-name, else `default` ("default queue": a job that
+ * names no queue belongs to `default`, volcano.sh Queue docs). A pod parked for a PodGroup not
+ * made yet counts by its annotation meanwhile, and is admitted again when it is made. A Queue
+ * document named `default` defines that queue; without one it is the implicit one, weight 1 and
+ * no capability.
  */
 static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group)
 {
     const struct gs_policy *pol = t->pol;
-    const char *want = group >= 0 && t->pgs[group]->queue[0] ? t->pgs[group]->queue
-                       : sp->queue[0]                        ? sp->queue
-                                                             : "default";
+    const char *want = gs_pod_queue(sp, made_group(t, group));
     for (size_t i = 0; i < pol->nqueues; i++)
         if (strcmp(pol->queues[i].name, want) == 0)
             return (int32_t)i;
@@ -1167,21 +1175,29 @@ static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp
 }
 
 /*
- * A member of a PodGroup whose spec.queue names one queue and whose own queue-name annotation
- * another: Volcano runs it in its PodGroup's queue and drops the annotation without a word. One
- * of the two is a mistake, so the pod is refused, naming both (in the full way, where PodGroups
- * are read).
+ * A member of a PodGroup whose own queue-name annotation names another queue than the PodGroup's
+ * (`default` when its spec.queue names none): Volcano runs it in its PodGroup's queue and drops
+ * the annotation without a word. One of the two is a mistake, so the pod is refused, naming both
+ * (in the full way, where PodGroups are read).
  */
 static int queue_conflict(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group,
                           char *why, size_t size)
 {
-    const char *pg = group >= 0 ? t->pgs[group]->queue : "";
-    if (!pg[0] || !sp->queue[0] || strcmp(pg, sp->queue) == 0)
+    const struct gs_podgroup_spec *g = made_group(t, group);
+    const char *pg = g ? gs_podgroup_queue(g) : "";
+    if (!g || !sp->queue[0] || strcmp(pg, sp->queue) == 0)
         return 0;
-    gs__say(why, size,
-            "its queue-name annotation names queue %s but its PodGroup %s/%s is in queue %s (a "
-            "PodGroup's members run in its queue): drop the annotation or make them agree",
-            sp->queue, t->pgs[group]->ns, t->pgs[group]->name, pg);
+    if (!g->queue[0])
+        gs__say(why, size,
+                "its queue-name annotation names queue %s but its PodGroup %s/%s names no queue "
+                "and so runs in default (a PodGroup's members run in its queue): drop the "
+                "annotation, or name queue %s in the PodGroup's spec.queue",
+                sp->queue, g->ns, g->name, sp->queue);
+    else
+        gs__say(why, size,
+                "its queue-name annotation names queue %s but its PodGroup %s/%s is in queue %s "
+                "(a PodGroup's members run in its queue): drop the annotation or make them agree",
+                sp->queue, g->ns, g->name, pg);
     return 1;
 }
 
