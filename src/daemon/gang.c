@@ -155,8 +155,7 @@ json_t *gsd_group_min_json(const struct gsd_group *g)
     return o;
 }
 
-/* An optional name as JSON: null when the PodGroup names none, as a pod's unset fields are (its
- * members' queue then comes from their own annotation, else `default`). */
+/* An optional name as JSON: null when the PodGroup names none, as a pod's unset fields are. */
 static json_t *name_or_null(const char *name)
 {
     return name[0] ? json_string(name) : json_null();
@@ -164,14 +163,16 @@ static json_t *name_or_null(const char *name)
 
 static json_t *group_json(const struct gsd_group *g)
 {
-    /* phase Running once minMember run or ran to completion, as Volcano counts them */
-    json_t *o = json_pack(
-        "{s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:i, s:i, s:i, s:i, s:o}", "namespace", g->spec.ns,
-        "name", g->spec.name, "tenant", g->tenant, "minMember", g->spec.min_member, "queue",
-        name_or_null(g->spec.queue), "priorityClassName", name_or_null(g->spec.priority_class),
-        "phase", g->running + g->succeeded < g->spec.min_member ? "Pending" : "Running", "members",
-        g->members, "running", g->running, "pending", g->members - g->running, "succeeded",
-        g->succeeded, "creationTimestamp", gsd_time_json(g->created_us));
+    /* phase Running once minMember run or ran to completion, as Volcano counts them; the queue
+     * its members run in, `default` where it names none, as Volcano's admission writes it in */
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:i, s:i, s:i, s:i, s:o}", "namespace",
+                  g->spec.ns, "name", g->spec.name, "tenant", g->tenant, "minMember",
+                  g->spec.min_member, "queue", json_string(gs_podgroup_queue(&g->spec)),
+                  "priorityClassName", name_or_null(g->spec.priority_class), "phase",
+                  g->running + g->succeeded < g->spec.min_member ? "Pending" : "Running", "members",
+                  g->members, "running", g->running, "pending", g->members - g->running,
+                  "succeeded", g->succeeded, "creationTimestamp", gsd_time_json(g->created_us));
     json_t *m = json_loads(g->meta ? g->meta : "{}", 0, NULL), *mr = gsd_group_min_json(g);
     if (o && mr && json_object_size(mr))
         json_object_set(o, "minResources", mr);
@@ -409,7 +410,9 @@ static int may_use(const struct gsd_state *st, struct gsd_req *r, const struct g
 }
 
 /* A PodGroup of that name is held: the same spec sent again (a manifest applied twice, an answer
- * lost on the way) gets it back, 200, as a pod does; another spec is a 409. */
+ * lost on the way) gets it back, 200, as a pod does; another spec is a 409. The same queue is
+ * the one its members run in (gs_podgroup_queue()): no spec.queue and `queue: default`, which is
+ * how Volcano and GET show one posted without, are the same. */
 static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
                              const struct gsd_group *g)
 {
@@ -417,7 +420,8 @@ static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
         old->spec.min_gpu_milli == g->spec.min_gpu_milli &&
         old->spec.min_cpu_milli == g->spec.min_cpu_milli &&
         old->spec.min_memory_mib == g->spec.min_memory_mib &&
-        old->spec.min_pods == g->spec.min_pods && !strcmp(old->spec.queue, g->spec.queue) &&
+        old->spec.min_pods == g->spec.min_pods &&
+        !strcmp(gs_podgroup_queue(&old->spec), gs_podgroup_queue(&g->spec)) &&
         !strcmp(old->spec.priority_class, g->spec.priority_class) && !strcmp(old->meta, g->meta))
         gsd_reply_json(r, 200, group_json(old));
     else

@@ -255,7 +255,6 @@ static void pod_names(struct gsd_state *st, struct gsd_pod *p)
     memcpy(p->group, p->spec.group, sizeof(p->group));
     memcpy(p->user, p->spec.user, sizeof(p->user));
     memcpy(p->pclass, p->spec.priority_class, sizeof(p->pclass));
-    memcpy(p->queue, p->spec.queue, sizeof(p->queue));
     p->gpucores = 0;
     for (int i = 0; i < p->spec.ncontainers; i++)
         if (p->spec.containers[i].gpucores > p->gpucores)
@@ -266,11 +265,13 @@ static void pod_names(struct gsd_state *st, struct gsd_pod *p)
             off += snprintf(p->models + off, sizeof(p->models) - (size_t)off, off ? "|%s" : "%s",
                             gs_catalog_at(m)->name);
     p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
-    /* until the scheduler says (gsd_sched_sync()), the queue it would take: a pod the policy
-     * holds back never gets one from it, and is counted in this one's pending */
-    if (!p->queue[0])
-        snprintf(p->queue, sizeof(p->queue), "%s",
-                 p->grp && p->grp->spec.queue[0] ? p->grp->spec.queue : "default");
+    /* until the scheduler says (gsd_sched_sync()), the queue it would take (the core's rule): a
+     * pod the policy holds back never gets one from it, and is counted in this one's pending; a
+     * member whose PodGroup is not made yet, in its annotation's, else `default` */
+    const struct gs_podgroup_spec *g = p->grp        ? &p->grp->spec
+                                       : p->group[0] ? gsd_group_of_files(st->cfg, p->ns, p->group)
+                                                     : NULL;
+    snprintf(p->queue, sizeof(p->queue), "%s", gs_pod_queue(&p->spec, g));
 }
 
 /* @spec's labels, annotations and PriorityClass as a pod keeps them (p->meta): JSON text, keys

@@ -196,9 +196,10 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
                         "metadata: {name: \"%s\", namespace: \"%s\"",
                         g->spec.name, g->spec.ns);
         group_meta(t, g);
-        gsd_text_printf(t, "}\nspec:\n  minMember: %d\n", (int)g->spec.min_member);
-        if (g->spec.queue[0])
-            gsd_text_printf(t, "  queue: \"%s\"\n", g->spec.queue);
+        /* the queue its members run in, `default` where it names none (gs_podgroup_queue()):
+         * as Volcano shows it, and as the reader would take it anyway */
+        gsd_text_printf(t, "}\nspec:\n  minMember: %d\n  queue: \"%s\"\n", (int)g->spec.min_member,
+                        gs_podgroup_queue(&g->spec));
         if (g->spec.priority_class[0])
             gsd_text_printf(t, "  priorityClassName: \"%s\"\n", g->spec.priority_class);
         json_t *mr = gsd_group_min_json(g);
@@ -215,20 +216,25 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
  * The PodGroups pods wait for that neither the API nor the config files hold (a member may come
  * before its PodGroup): each written with minMember one more than its pods held, so they wait on
  * in the continuation, as here, and the snapshot still loads (the reader refuses a pod of an
- * undefined PodGroup). An annotation says so. Under gangScheduling: false they start there
- * (whatif.md says so). O(pods).
+ * undefined PodGroup). An annotation says so. Its spec.queue is the first queue-name annotation
+ * among its pods, the queue they are counted in meanwhile: a PodGroup written without one would
+ * be in `default`, and the reader would refuse each pod whose annotation names another. Under
+ * gangScheduling: false they start there (whatif.md says so). O(pods).
  */
 static void unmade_podgroups(struct gsd_text *t, const struct gsd_state *st)
 {
-    json_t *waiting = json_object(); /* "NS/NAME": its pods */
+    json_t *waiting = json_object(), *queue = json_object(); /* "NS/NAME": its pods, its queue */
     char key[GSD_KEY_MAX];
-    for (const struct gsd_pod *p = st->head; p && waiting; p = p->next) {
+    for (const struct gsd_pod *p = st->head; p && waiting && queue; p = p->next) {
         if (!p->group[0] || p->grp || gsd_group_of_files(st->cfg, p->ns, p->group))
             continue;
         snprintf(key, sizeof(key), "%s/%s", p->ns, p->group);
         json_int_t n = json_integer_value(json_object_get(waiting, key));
         if (json_object_set_new(waiting, key, json_integer(n + 1)))
             t->full = 1; /* out of memory: the answer says so */
+        if (p->spec.queue[0] && !json_object_get(queue, key) &&
+            json_object_set_new(queue, key, json_string(p->spec.queue)))
+            t->full = 1;
     }
     const char *k;
     json_t *n;
@@ -242,9 +248,13 @@ static void unmade_podgroups(struct gsd_text *t, const struct gsd_state *st)
                         "it\"}}\nspec:\n  minMember: %lld\n",
                         slash + 1, (int)(slash - k), k, (long long)json_integer_value(n),
                         (long long)json_integer_value(n) + 1);
+        const char *q = json_string_value(json_object_get(queue, k));
+        if (q)
+            gsd_text_printf(t, "  queue: \"%s\"\n", q);
     }
-    t->full |= !waiting;
+    t->full |= !waiting || !queue;
     json_decref(waiting);
+    json_decref(queue);
 }
 
 /* Each card's mode history (the mode it last took, kept when empty, and since when): what

@@ -54,6 +54,13 @@ static void pod_is(const struct daemon *d, const char *name, const char *state, 
     h_answer_free(&a);
 }
 
+/* @o's string @key, "(none)" when it is not a string (null): to compare, not to crash on */
+static const char *str_of(const json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "(none)";
+}
+
 static void group_is(const struct daemon *d, const char *phase, int members, int running)
 {
     struct answer a;
@@ -62,8 +69,9 @@ static void group_is(const struct daemon *d, const char *phase, int members, int
     assert_int_equal(json_integer_value(json_object_get(a.json, "minMember")), 4);
     assert_int_equal(json_integer_value(json_object_get(a.json, "members")), members);
     assert_int_equal(json_integer_value(json_object_get(a.json, "running")), running);
-    /* pg1 names neither: null, not "", which a post would refuse */
-    assert_true(json_is_null(json_object_get(a.json, "queue")));
+    /* pg1 names neither: its queue is default, as Volcano's admission writes it in; no class is
+     * null, not "", which a post would refuse */
+    assert_string_equal(str_of(a.json, "queue"), "default");
     assert_true(json_is_null(json_object_get(a.json, "priorityClassName")));
     h_answer_free(&a);
 }
@@ -859,6 +867,114 @@ static void test_podgroup_metadata(void **state)
     h_cleanup(&d);
 }
 
+/* A pod of team-a asking one card, with the annotations given (pairs, NULL-ended), posted:
+ * the answer's JSON when @status is 201, else NULL (checked). */
+static json_t *post_queued(const struct daemon *d, const char *name, long status, ...)
+{
+    json_t *p = h_pod_json("team-a", name, 1, 0);
+    va_list ap;
+    va_start(ap, status);
+    for (const char *k; (k = va_arg(ap, const char *));)
+        h_annotate(p, k, va_arg(ap, const char *));
+    va_end(ap);
+    struct answer a;
+    char *body = json_dumps(p, JSON_COMPACT);
+    json_decref(p);
+    h_expect(d, "POST", "/v1/pods", TOKEN_A, body, status, &a);
+    free(body);
+    json_t *j = status == 201 ? json_incref(a.json) : NULL;
+    if (status != 201 &&
+        (strcmp(str_of(a.json, "field"), "metadata.annotations.scheduling.volcano.sh/queue-name") ||
+         !strstr(str_of(a.json, "error"),
+                 "but its PodGroup team-a/pgn names no queue and so runs in default")))
+        fail_msg("%s: %s", name, a.body);
+    h_answer_free(&a);
+    return j;
+}
+
+static void queue_is(const struct daemon *d, const char *name, const char *queue)
+{
+    json_t *p = h_pod_get(d, "team-a", name);
+    if (strcmp(str_of(p, "queue"), queue))
+        fail_msg("%s: in queue %s, expected %s", name, str_of(p, "queue"), queue);
+    json_decref(p);
+}
+
+/*
+ * A PodGroup posted without spec.queue is in `default`, as Volcano's admission writes it in: GET
+ * shows `queue: default`, and posting it again with that written out is the same PodGroup (200),
+ * not another (409). Its members run in default whatever their annotations say: one naming
+ * another queue is refused, saying so, when posted after it, and waits saying so when posted
+ * before it (in its annotation's queue meanwhile, as the snapshot writes it).
+ */
+static void test_podgroup_without_queue(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    static const char *const grp = "scheduling.k8s.io/group-name",
+                             *const qn = "scheduling.volcano.sh/queue-name";
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                                  "metadata: {name: research}\nspec: {weight: 1}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    h_expect(&d, "POST", "/v1/podgroups", TOKEN_A,
+             "{\"metadata\":{\"name\":\"pgn\",\"namespace\":\"team-a\"},"
+             "\"spec\":{\"minMember\":1}}",
+             201, &a);
+    assert_string_equal(str_of(a.json, "queue"), "default");
+    h_answer_free(&a);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pgn\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":1,\"queue\":\"default\"}}",
+              200); /* as Volcano shows it: the same */
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pgn\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":1,\"queue\":\"research\"}}",
+              409); /* another queue is another spec */
+    post_queued(&d, "m0", 400, grp, "pgn", qn, "research", NULL);
+    json_decref(post_queued(&d, "m1", 201, grp, "pgn", qn, "default", NULL));
+    json_decref(post_queued(&d, "m2", 201, grp, "pgn", NULL));
+    queue_is(&d, "m1", "default");
+    queue_is(&d, "m2", "default");
+    /* before its PodGroup: it waits in its annotation's queue; the snapshot's stand-in PodGroup
+     * names that queue, so the continuation takes the pod */
+    json_decref(post_queued(&d, "w0", 201, grp, "later", qn, "research", NULL));
+    queue_is(&d, "w0", "research");
+    char path[128], json[128];
+    h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
+    if (!strstr(a.body, "spec:\n  minMember: 2\n  queue: \"research\"\n"))
+        fail_msg("the PodGroup w0 waits for is not in its queue: %s", a.body);
+    if (!strstr(a.body, "metadata: {name: \"pgn\", namespace: \"team-a\"}\nspec:\n  minMember: "
+                        "1\n  queue: \"default\"\n"))
+        fail_msg("pgn is not in default in the snapshot: %s", a.body);
+    snprintf(path, sizeof(path), "%s/snap.yaml", d.dir);
+    snprintf(json, sizeof(json), "%s/snap.json", d.dir);
+    assert_int_equal(h_write(path, a.body), 0);
+    h_answer_free(&a);
+    json_t *out = h_continued(path, json), *p;
+    size_t i;
+    int seen = 0;
+    json_array_foreach(json_object_get(out, "pods"), i, p)
+    {
+        const char *n = json_string_value(json_object_get(p, "name"));
+        if (n && !strcmp(n, "team-a/w0")) {
+            assert_string_equal(str_of(p, "state"), "pending");
+            seen = 1;
+        }
+    }
+    assert_true(seen);
+    json_decref(out);
+    h_podgroup(&d, "team-a", "later", 1, 201);
+    pod_is(&d, "w0", "pending",
+           "its queue-name annotation names queue research but its PodGroup team-a/later names no "
+           "queue and so runs in default");
+    queue_is(&d, "w0", "default");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A member of an elastic gang beyond minMember (its mates completed, counting towards it) is the
  * first to go for a pod of higher priority, and still is after a reload, which knows of the
  * completed members only their count: x, of no gang, stays. */
@@ -1014,6 +1130,7 @@ int main(void)
         cmocka_unit_test(test_gang_through_extender),
         cmocka_unit_test(test_bad_podgroups),
         cmocka_unit_test(test_podgroup_metadata),
+        cmocka_unit_test(test_podgroup_without_queue),
         cmocka_unit_test(test_gang_min_resources),
         cmocka_unit_test(test_gang_min_resources_through_extender),
         cmocka_unit_test(test_store_schema6),
