@@ -15,8 +15,9 @@ struct gsd_tenant;
  * gsd_pod_group() names it are placed all or nothing until minMember of them run.
  */
 struct gsd_group {
-    /* as posted, what the scheduler takes: queue and priorityClassName "" when not given,
-     * minMember 1..GSD_GANG_MAX, minResources 0 where not named; src unused */
+    /* as posted, what the scheduler takes: queue and priorityClassName "" when not given (the
+     * queue is then `default`, gs_podgroup_queue()), minMember 1..GSD_GANG_MAX, minResources 0
+     * where not named; src unused */
     struct gs_podgroup_spec spec;
     char tenant[GSD_NAME_MAX];
     int64_t created_us; /* wall clock */
