@@ -1230,20 +1230,44 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
         snprintf(err, sizeof(err), "out of memory");
         if (fresh)
             gsd_pod_cancel(st, p); /* nothing to bind it with: hold nothing */
+    } else if (r->bind) {
+        p->binding++; /* until its outcome comes back (gsd_extender_unbind()) */
     }
     gsd_reply_json(r, 200, json_pack("{s:s}", "Error", err));
 }
 
+/*
+ * One pod may have several binds whose API calls are under way at once: kube-scheduler sends the
+ * bind again when the first got no answer within its httpTimeout (or a new leader binds the pod
+ * again), and bind_again() makes the calls again for a pod held on that node. Their outcomes
+ * come back in any order, and a refusal of one says nothing of the others: the API server may
+ * refuse the first (a 500, a token unreadable, a 409 worded otherwise) and take the retry's
+ * Binding. So the rule: the cards go back only on a refusal that is the last of the pod's binds
+ * to end, when none of them was confirmed. A pod the API server once bound keeps its cards until
+ * it says the pod is gone (gsd_extender_gone(), gsd_extender_sync()); an outcome unknown keeps
+ * them, as ever, until a later bind settles it.
+ */
 void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b)
 {
     struct gsd_pod *p = gsd_pod_find(st, b->ns, b->name);
     char key[GSD_KEY_MAX];
+    if (p && p->seq != b->seq)
+        p = NULL; /* a later pod of the name: none of this bind's business */
+    if (b->evict != 2 && p && p->binding > 0)
+        p->binding--;
+    if (b->evict != 2 && p && b->outcome == GSD_KUBE_BOUND)
+        p->bound = 1;
+    if (b->evict != 2 && b->outcome != GSD_KUBE_REFUSED)
+        return;
+    int keep = b->evict != 2 && p && (p->binding > 0 || p->bound);
     snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
     gsd_log("warn",
             b->evict == 2 ? "nominated pod gone from the API server: cards given back"
+            : keep        ? "bind refused by the API server: cards kept, another bind of the pod "
+                            "is under way or was confirmed"
                           : "bind refused by the API server: cards given back",
             "pod", key, "error", b->err, NULL);
-    if (p && p->seq == b->seq)
+    if (p && !keep)
         gsd_pod_cancel(st, p);
 }
 

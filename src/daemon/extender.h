@@ -25,8 +25,10 @@ struct gsd_extpod {
  * that took cards with `kubernetes:` configured leaves r->bind for the HTTP thread (server.c). */
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb);
 /*
- * gsd_extender_unbind() - the API server refused bind @b: release the pod it took the cards for,
- * when it is still held (same seq). Run on the scheduler thread, inside a batch.
+ * gsd_extender_unbind() - the API calls of bind @b are over, with b->outcome; or @b is a nudge
+ * (b->evict 2) that found the pod gone, whose pod is released. A refused bind releases the pod
+ * it took the cards for (same seq) only when no other bind of that pod is still being made and
+ * none was confirmed (extender.c says why). Run on the scheduler thread, inside a batch.
  */
 void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b);
 /*

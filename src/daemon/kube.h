@@ -24,8 +24,9 @@ struct gsd_bind {
     char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX], uid[GSD_UID_MAX], node[GS_NAME_MAX];
     int64_t seq;           /* the pod held: a release touches no later pod of that name */
     char *patch, *binding; /* the request bodies, JSON text: the label, the Binding */
-    int evict; /* not a bind: 1 an eviction (gsd_evict_new()), 2 a nudge (gsd_nudge_new()) */
-    int again; /* an eviction decided before a restart: sent unless the pod is being deleted */
+    int evict;   /* not a bind: 1 an eviction (gsd_evict_new()), 2 a nudge (gsd_nudge_new()) */
+    int again;   /* an eviction decided before a restart: sent unless the pod is being deleted */
+    int outcome; /* a bind's, once its API calls are over: GSD_KUBE_BOUND, _REFUSED, _UNKNOWN */
     struct gsd_kube kube;          /* a copy: a reload meanwhile changes nothing */
     char err[2 * GS_DIAG_MSG_MAX]; /* why it failed: our words, then the API server's */
 };

@@ -33,8 +33,9 @@
  *
  * The extender's bind commits its cards like any write; then a bind thread (never an event
  * thread: an API server may take seconds) writes the pod to the Kubernetes API server (kube.c),
- * so a slow API server delays that bind alone. A refusal is queued back (GSD_REQ_UNBIND) and run
- * before the answer leaves, so kube-scheduler hears of a failed bind only once its cards are free;
+ * so a slow API server delays that bind alone. Its outcome is queued back (GSD_REQ_UNBIND) and run
+ * before the answer leaves, so kube-scheduler hears of a failed bind only once its cards are free
+ * (unless another bind of the pod is under way or was confirmed: gsd_extender_unbind());
  * and nothing is written to the API server before the cards are committed, so no pod is bound
  * there that is not held here. A crash between the commit and the API calls leaves the pod held
  * and not bound: kube-scheduler, whose bind failed, schedules the pod again, filter offers it only
@@ -502,7 +503,10 @@ static void finish_bind(struct gsd_server *s, struct gsd_req *r)
         gsd_log("info", "pod bound in Kubernetes", "pod", key, "node", b->node, NULL);
     else if (rc == GSD_KUBE_UNKNOWN)
         gsd_log("warn", "bind outcome unknown: cards kept", "pod", key, "error", b->err, NULL);
-    struct gsd_req *u = rc == GSD_KUBE_REFUSED ? req_new(GSD_REQ_UNBIND) : NULL;
+    /* every outcome goes back: whether a refusal frees the cards depends on the pod's other
+     * binds (gsd_extender_unbind()) */
+    struct gsd_req *u = req_new(GSD_REQ_UNBIND);
+    b->outcome = rc;
     if (u) {
         u->bind = b;
         submit_wait(s, u);

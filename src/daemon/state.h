@@ -66,6 +66,8 @@ struct gsd_pod {
     uint8_t state, source;
     uint8_t nominated;      /* extender: submitted by filter, not yet bound by kube-scheduler */
     uint8_t nudged;         /* nominated: kube-scheduler was told its cards are held (extender.c) */
+    uint8_t bound;          /* extender: a bind of it was confirmed by the API server (this run) */
+    int32_t binding;        /* extender: its binds whose API calls are still being made */
     uint32_t bytes;         /* of its body, held against its tenant's (an API pod) */
     int64_t seen_us;        /* nominated: wall clock of the last filter that asked for it */
     struct gs_placement pl; /* valid when running: node, cards, milli-GPU per card */

@@ -60,6 +60,8 @@ static struct {
     char watch_rv[64];        /* the resourceVersion the last watch asked from */
     int drop_bindings;        /* close this many Binding connections without an answer */
     int hold;                 /* 1: a PATCH, 2: a Binding waits for 0 before it is answered */
+    int hold_one;             /* 1: the next Binding waits (2 meanwhile) for 0, then answers */
+    int held_status;          /* that one's status (the others answer binding_status at once) */
     char list[2048];          /* the answer to a list of pods (not recorded) */
     char nodes[2048];         /* the answer to GET /api/v1/nodes (not recorded) */
     char list_selector[64];   /* its labelSelector */
@@ -174,7 +176,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     f.bindings += binding;
     while (f.hold == (binding ? 2 : 1))
         pthread_cond_wait(&f.cv, &f.mu);
+    int held = binding && f.hold_one == 1;
+    for (f.hold_one = held ? 2 : f.hold_one; held && f.hold_one == 2;)
+        pthread_cond_wait(&f.cv, &f.mu);
     int drop = binding && f.drop_bindings > 0, status = binding ? f.binding_status : f.patch_status;
+    status = held ? f.held_status : status;
     f.drop_bindings -= drop;
     char body[512];
     snprintf(body, sizeof(body), "%s", binding && f.binding_answer[0] ? f.binding_answer : "{}");
@@ -246,7 +252,8 @@ static void fake_reset(void)
     f.watch_rv[0] = '\0';
     f.nodes[0] = '\0';
     f.drop_bindings = 0;
-    f.hold = 0;
+    f.hold = f.hold_one = 0;
+    f.held_status = 201;
     f.list[0] = f.list_selector[0] = '\0';
     f.lists = 0;
     f.no_policy_v1 = f.evict_429 = 0;
@@ -551,7 +558,7 @@ static int fake_wait(int n)
 static void fake_release(void)
 {
     pthread_mutex_lock(&f.mu);
-    f.hold = 0;
+    f.hold = f.hold_one = 0;
     pthread_cond_broadcast(&f.cv);
     pthread_mutex_unlock(&f.mu);
 }
@@ -586,6 +593,83 @@ static void test_slow_api_server_stalls_nothing(void **state)
     assert_int_equal(pthread_join(t, (void **)&err), 0);
     assert_string_equal(err, "");
     free(err);
+}
+
+/* Bind team-a/@name (uid "uid-@name") to @node, as kube-scheduler sends a bind again: no filter
+ * before it. Return: the result's Error (caller frees). */
+static char *bind_only(const char *name, const char *node)
+{
+    char uid[64];
+    snprintf(uid, sizeof(uid), "uid-%s", name);
+    json_t *r = h_verb(&d, "bind",
+                       json_pack("{s:s, s:s, s:s, s:s}", "PodName", name, "PodNamespace", "team-a",
+                                 "PodUID", uid, "Node", node));
+    const char *err = json_string_value(json_object_get(r, "Error"));
+    assert_non_null(err);
+    char *out = strdup(err);
+    json_decref(r);
+    return out;
+}
+
+static void *seat_cpu(void *arg)
+{
+    return seat(arg, 0, "n-cpu-0");
+}
+
+/* Whether gpuschedd holds team-a/@name: 1 yes, 0 no. */
+static int held(const char *name)
+{
+    char path[320];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    assert_int_equal(h_call(&d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    int status = (int)a.status;
+    h_answer_free(&a);
+    assert_true(status == 200 || status == 404);
+    return status == 200;
+}
+
+/*
+ * Two binds of one pod at once (kube-scheduler sent it again while the first waited for the API
+ * server): the first's Binding is refused after the second's was taken. The refusal gives back
+ * nothing the second confirmed; and when both are refused, the last to end gives the cards back,
+ * never one while the other may still bind the pod.
+ */
+static void test_overlapping_binds(void **state)
+{
+    (void)state;
+    pthread_t t;
+    char *err;
+    fake_reset();
+    f.hold_one = 1;
+    f.held_status = 500;
+    assert_int_equal(pthread_create(&t, NULL, seat_cpu, "kb-twice"), 0);
+    assert_int_equal(fake_wait(2), 2);      /* GET, and the first Binding in the fake's hands */
+    err = bind_only("kb-twice", "n-cpu-0"); /* GET, Binding taken, PATCH */
+    assert_string_equal(err, "");
+    free(err);
+    fake_release();
+    assert_int_equal(pthread_join(t, (void **)&err), 0);
+    assert_non_null(strstr(err, ": HTTP 500"));
+    free(err);
+    assert_true(held("kb-twice")); /* its cards stay: Kubernetes runs it on them */
+    /* Both refused: the second while the first is still under way keeps the cards ... */
+    fake_reset();
+    f.hold_one = 1;
+    f.held_status = 500;
+    f.binding_status = 500;
+    assert_int_equal(pthread_create(&t, NULL, seat_cpu, "kb-twice-refused"), 0);
+    assert_int_equal(fake_wait(2), 2);
+    err = bind_only("kb-twice-refused", "n-cpu-0");
+    assert_non_null(strstr(err, ": HTTP 500"));
+    free(err);
+    assert_true(held("kb-twice-refused"));
+    /* ... and the first, the last to end, gives them back */
+    fake_release();
+    assert_int_equal(pthread_join(t, (void **)&err), 0);
+    assert_non_null(strstr(err, ": HTTP 500"));
+    free(err);
+    assert_false(held("kb-twice-refused"));
 }
 
 /* The bind of @arg on n-cpu-0 (filtered already), with no assertion: the daemon dies meanwhile. */
@@ -1472,6 +1556,7 @@ int main(void)
         cmocka_unit_test(test_outcome_unknown_keeps_cards),
         cmocka_unit_test(test_slow_api_server_stalls_nothing),
         cmocka_unit_test(test_crash_before_binding),
+        cmocka_unit_test(test_overlapping_binds),
         cmocka_unit_test(test_refused_500_frees_cards),
         cmocka_unit_test(test_refused_409_and_404),
         cmocka_unit_test(test_lost_answer_sent_again),
