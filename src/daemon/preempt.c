@@ -19,7 +19,9 @@
  * Victims come as MetaPods (nodeCacheCapable) or whole Pods; the answer names them by UID either
  * way, as kube-scheduler expects (it looks each one up on the node and refuses an unknown UID;
  * the types: kubernetes staging/src/k8s.io/kube-scheduler/extender/v1/types.go). The result type
- * has no Error field: a malformed body is a 400 naming the field.
+ * has no Error field: a malformed body is a 400 naming the field, and so is a pod of a namespace
+ * no tenant owns (with the reason filter and bind give it): no victim is approved for a pod that
+ * could never be bound.
  */
 #include "preempt.h"
 #include "api.h"
@@ -336,6 +338,11 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
     struct gs_tenancy_probe *probe = NULL;
     if (!spec.ns[0])
         snprintf(spec.s.ns, sizeof(spec.s.ns), "default");
+    if (gsd_ns_unowned(st, spec.s.ns, why, sizeof(why))) { /* as filter and bind refuse it */
+        gsd_reply_error(r, 400, "Pod.metadata.namespace", "%s", why);
+        gsd_podspec_clear(&spec);
+        return;
+    }
     rc = gs_tenancy_probe_new(st->sched.tn, &spec.s, &probe, why, sizeof(why));
     if (rc == 1) {
         gsd_reply_error(r, 400, "Pod", "Pod: %s", why);

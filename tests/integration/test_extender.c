@@ -769,6 +769,9 @@ static void preempt_refused(json_t *args, const char *field)
     assert_int_equal(h_call(&d, "POST", "/extender/preempt", TOKEN_ADMIN, body, &a), 0);
     assert_int_equal(a.status, 400);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), field);
+    if (!strcmp(field, "Pod.metadata.namespace")) /* the reason filter and bind give */
+        assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                               "kube-system belongs to no tenant of the config"));
     h_answer_free(&a);
     free(body);
 }
@@ -808,6 +811,10 @@ static void test_preempt_bad_fields(void **state)
     snprintf(field, sizeof(field), "NodeNameToMetaVictims.n-t4-0.Pods[%zu]",
              json_array_size(pods) - 1);
     preempt_refused(args, field);
+    args = load("preempt_meta.json"); /* a namespace no tenant owns: no victim, as no bind */
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "namespace",
+                        json_string("kube-system"));
+    preempt_refused(args, "Pod.metadata.namespace");
     args = load("preempt_meta.json"); /* both maps: one would go unread */
     json_object_set_new(args, "NodeNameToVictims", json_object());
     preempt_refused(args, "NodeNameToVictims");
