@@ -179,7 +179,10 @@ static int read_args(struct preempt *pr, const json_t *args)
 
 /*
  * Find the pods gpusched holds among the victims, by UID (bind records kube-scheduler's): one pass
- * over the pods, the proposed UIDs hashed. A victim counts only on the node it was proposed on.
+ * over the pods, the proposed UIDs hashed. A victim counts only on the node it was proposed on;
+ * one proposed on two nodes (a pod runs on one) is refused, naming the second, as one proposed
+ * twice on a node is (refuse_twice()): kept for one node alone, it silently emptied the answer.
+ * Return: 0; -EINVAL with @pr's field; -ENOMEM.
  */
 static int match(struct preempt *pr)
 {
@@ -187,12 +190,24 @@ static int match(struct preempt *pr)
     if (!by_uid)
         return -ENOMEM;
     for (size_t k = 0; k < pr->n; k++)
-        for (size_t i = 0; i < pr->nodes[k].n; i++)
-            if (json_object_set_new(by_uid, pr->nodes[k].v[i].uid,
-                                    json_integer((json_int_t)(k << 24 | i)))) {
-                json_decref(by_uid);
-                return -ENOMEM;
+        for (size_t i = 0; i < pr->nodes[k].n; i++) {
+            const json_t *was = json_object_get(by_uid, pr->nodes[k].v[i].uid);
+            int rc = 0;
+            if (was) {
+                size_t at = (size_t)json_integer_value(was);
+                char what[400];
+                snprintf(what, sizeof(what), "the victim of %s.%.128s.Pods[%zu] again", pr->map,
+                         pr->nodes[at >> 24].node, at & 0xffffff);
+                rc = bad(pr, what, "%s.%.128s.Pods[%zu]", pr->map, pr->nodes[k].node, i);
+            } else if (json_object_set_new(by_uid, pr->nodes[k].v[i].uid,
+                                           json_integer((json_int_t)(k << 24 | i)))) {
+                rc = -ENOMEM;
             }
+            if (rc) {
+                json_decref(by_uid);
+                return rc;
+            }
+        }
     for (const struct gsd_pod *p = pr->st->head; p; p = p->next) {
         json_t *at = p->state == GSD_RUNNING ? json_object_get(by_uid, p->uid) : NULL;
         size_t k = at ? (size_t)json_integer_value(at) >> 24 : 0;

@@ -811,6 +811,13 @@ static void test_preempt_bad_fields(void **state)
     snprintf(field, sizeof(field), "NodeNameToMetaVictims.n-t4-0.Pods[%zu]",
              json_array_size(pods) - 1);
     preempt_refused(args, field);
+    /* one victim on two nodes (a pod runs on one): the answer was silently empty */
+    json_t *meta = load("preempt_meta.json");
+    args = json_pack("{s:O, s:{s:{s:[{s:s}]}, s:{s:[{s:s}, {s:s}]}}}", "Pod",
+                     json_object_get(meta, "Pod"), "NodeNameToMetaVictims", "n-a100-0", "Pods",
+                     "UID", UID_LOW4, "n-a100-1", "Pods", "UID", UID_OTHER, "UID", UID_LOW4);
+    json_decref(meta);
+    preempt_refused(args, "NodeNameToMetaVictims.n-a100-1.Pods[1]");
     args = load("preempt_meta.json"); /* a namespace no tenant owns: no victim, as no bind */
     json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "namespace",
                         json_string("kube-system"));
