@@ -8,7 +8,9 @@
  *   maxPods: 1000000              # pods held, pending and running
  *   maxPodBytesPerTenant: 268435456  # the Pod objects a tenant's token posted, held together
  *   adminToken: "..."             # or adminTokenSHA256: <64 hex digits>
- *   extender: {maxBodyBytes: 4194304}   # cap of filter, prioritize and preempt bodies
+ *   extender:
+ *     maxBodyBytes: 4194304       # cap of filter, prioritize and preempt bodies
+ *     maxRememberedBytes: 67108864  # the Pods filter remembers for bind, as JSON text
  *   nodeToken: "..."              # or nodeTokenSHA256: what node agents send (heartbeat, health)
  *   nodeMonitorGracePeriodSeconds: 40  # a heartbeating node silent this long becomes NotReady
  *   rateCard: rates.yaml          # prices for GET /v1/bills (default: the bundled one)
@@ -398,6 +400,11 @@ static int extender_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t
         return err_at(w, k, "%s",
                       "extender.requireToken: no longer a setting: extender verbs always need "
                       "credentials (the admin token); remove the key");
+    if (i == 2)
+        return get_int(w, v, "maxRememberedBytes", 1 << 20, (int64_t)1 << 40,
+                       &c->extender_remember_bytes)
+                   ? -EINVAL
+                   : 0;
     if (get_int(w, v, "maxBodyBytes", 1024, 1 << 30, &x))
         return -EINVAL;
     c->extender_max_body = (size_t)x;
@@ -589,8 +596,8 @@ static int walk_top_key(const struct walk *w, int i, const yaml_node_t *k, yaml_
         c->has_admin++;
         return get_token(w, k, v, i == 6, c->admin_sha);
     case 7: {
-        static const char *const keys[] = {"maxBodyBytes", "requireToken"};
-        return walk_map(w, v, "extender", keys, 2, extender_key, c);
+        static const char *const keys[] = {"maxBodyBytes", "requireToken", "maxRememberedBytes"};
+        return walk_map(w, v, "extender", keys, 3, extender_key, c);
     }
     case 8:
         return walk_tenants(w, v, c);
@@ -790,6 +797,7 @@ static struct gsd_config *config_new(void)
     atomic_init(&c->refs, 1);
     c->max_body = 1 << 20;
     c->extender_max_body = 4u << 20;
+    c->extender_remember_bytes = (int64_t)64 << 20;
     c->max_pods = 1000000;
     c->max_pod_bytes_per_tenant = (int64_t)256 << 20;
     c->metrics.scrapes_per_s = 5;

@@ -107,6 +107,7 @@ struct gsd_config {
     struct gs_ratecard *rates;        /* prices for bills; NULL when none could be loaded */
     size_t max_body;                  /* bytes of a POST /v1/pods or /v1/podgroups body */
     size_t extender_max_body;         /* bytes of a filter, prioritize or preempt body */
+    int64_t extender_remember_bytes;  /* bytes of the Pod objects filter remembers for bind */
     struct gsd_http_limits http;
     struct gsd_metrics_cfg metrics;
     int64_t max_pods;                 /* pods held (pending + running) */

@@ -13,7 +13,8 @@
  * the pod on each named node, without binding: its quotas first, then the node's filter, and the
  * weighted score the scheduler's plugins give; preempt (preempt.c) checks kube-scheduler's victims
  * against the cards.
- * The pod's request is remembered (the last GSD_EXT_CACHE pods) because bind names only the pod:
+ * The pod's request is remembered (the last GSD_EXT_CACHE pods, at most
+ * extender.maxRememberedBytes of them) because bind names only the pod:
  * bind then takes the cards on the chosen node and stores the pod as running, so the daemon's
  * own view of every card stays whole whichever path placed a pod. With `kubernetes:` in the
  * DaemonConfig, bind also writes the pod's annotations and its Binding to the API server (kube.c):
@@ -53,6 +54,32 @@ json_t *gsd_jget(const json_t *obj, const char *key)
     return NULL;
 }
 
+/* Forget remembered pod @x (its slot free again). */
+static void ext_forget(struct gsd_state *st, struct gsd_extpod *x)
+{
+    st->ext_bytes -= x->bytes;
+    x->bytes = 0;
+    gsd_podspec_clear(&x->spec);
+    x->used = 0;
+}
+
+/*
+ * Past extender.maxRememberedBytes, the oldest remembered pods are forgotten, @keep (the one just
+ * remembered) never: 4,096 pods of the 256 KiB of annotations Kubernetes allows would otherwise
+ * hold gigabytes. No remembered pod holds cards (bind and nominate take it out as they take them),
+ * and kube-scheduler binds a pod just after filtering it; one forgotten before its bind is
+ * refused as never filtered, and kube-scheduler schedules it again. O(GSD_EXT_CACHE) at most.
+ */
+static void ext_trim(struct gsd_state *st, const struct gsd_extpod *keep)
+{
+    size_t cap = (size_t)st->cfg->extender_remember_bytes;
+    for (size_t i = 0; st->ext_bytes > cap && i < GSD_EXT_CACHE; i++) {
+        struct gsd_extpod *x = &st->ext[(st->ext_next + i) % GSD_EXT_CACHE]; /* oldest first */
+        if (x != keep && x->used)
+            ext_forget(st, x);
+    }
+}
+
 static void ext_remember(struct gsd_state *st, struct gsd_podspec *spec)
 {
     char key[GSD_KEY_MAX];
@@ -66,11 +93,14 @@ static void ext_remember(struct gsd_state *st, struct gsd_podspec *spec)
         }
     if (slot == st->ext_next)
         st->ext_next = (st->ext_next + 1) % GSD_EXT_CACHE;
-    gsd_podspec_clear(&st->ext[slot].spec);
+    ext_forget(st, &st->ext[slot]);
     memcpy(st->ext[slot].key, key, sizeof(key));
     st->ext[slot].spec = *spec; /* takes the labels and annotations */
     st->ext[slot].used = 1;
+    st->ext[slot].bytes = spec->body ? strlen(spec->body) : 0;
+    st->ext_bytes += st->ext[slot].bytes;
     memset(spec, 0, sizeof(*spec));
+    ext_trim(st, &st->ext[slot]);
 }
 
 /* The pod remembered under @key ("NS/NAME"), or NULL. */
@@ -1223,8 +1253,7 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
         if (!p)
             snprintf(err, sizeof(err), "%s", e.msg);
         fresh = 1;
-        gsd_podspec_clear(&x->spec);
-        x->used = 0;
+        ext_forget(st, x);
     }
     if (!err[0] && st->cfg->kube && !(r->bind = bind_job(st, p))) {
         snprintf(err, sizeof(err), "out of memory");
@@ -1377,8 +1406,7 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
     struct gsd_ferr e;
     const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, x->spec.ns);
     p = gsd_pod_add(st, &x->spec, owner ? owner->name : "", GSD_SRC_EXTENDER, -1, &e);
-    gsd_podspec_clear(&x->spec);
-    x->used = 0;
+    ext_forget(st, x);
     if (!p)
         return e.status == 503 ? -EIO : 0;
     p->nominated = 1;

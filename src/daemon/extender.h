@@ -13,11 +13,14 @@ struct gsd_bind;
 struct gsd_req;
 struct gsd_state;
 
-#define GSD_EXT_CACHE 4096 /* pods remembered from filter calls for bind */
+#define GSD_EXT_CACHE                                                                              \
+    4096 /* pods remembered from filter calls for bind (and, in bytes, at                          \
+          * most extender.maxRememberedBytes of the DaemonConfig) */
 
 struct gsd_extpod {
     char key[GSD_KEY_MAX];
     struct gsd_podspec spec;
+    size_t bytes; /* counted against extender.maxRememberedBytes: its Pod's JSON text */
     int used;
 };
 

@@ -127,6 +127,7 @@ struct gsd_state {
     /* extender: pods seen by filter, for bind */
     struct gsd_extpod *ext;
     size_t ext_next;
+    size_t ext_bytes; /* their bytes (struct gsd_extpod) */
     /* extender: the last NodeNames array read and its node indexes (extender.c), since
      * kube-scheduler sends the same one call after call */
     struct gsd_ext_names *ext_names;

@@ -913,6 +913,54 @@ static void test_bound_pod_stays_bound(void **state)
     h_cleanup(&e);
 }
 
+/*
+ * What filter remembers for bind is held to extender.maxRememberedBytes: pods with annotations
+ * of 200 KiB each, six of them past 1 MiB, the oldest is forgotten (a bind of it is refused as
+ * never filtered) and the newest bound; a pod filtered again is remembered again.
+ */
+static void test_remembered_bytes_capped(void **state)
+{
+    (void)state;
+    struct daemon e;
+    char name[16], *big = malloc(200 * 1024 + 1);
+    assert_non_null(big);
+    memset(big, 'x', 200 * 1024);
+    big[200 * 1024] = '\0';
+    assert_int_equal(h_setup(&e, "extender:\n  maxRememberedBytes: 1048576\n"), 0);
+    assert_int_equal(h_start(&e), 0);
+    const char *node[] = {"n-cpu-0"};
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof(name), "fat-%d", i);
+        char *pod = h_pod_annotated("team-a", name, 0, 0, "example.com/blob", big);
+        json_decref(h_extender(&e, "filter", pod, node, 1));
+        free(pod);
+    }
+    char *pod = h_pod("team-a", "fat-0", 0, 0);
+    json_t *r = h_extender(&e, "bind", pod, node, 1);
+    assert_non_null(r);
+    const char *err = json_string_value(json_object_get(r, "Error"));
+    assert_non_null(err);
+    assert_non_null(strstr(err, "was not seen by filter or prioritize"));
+    json_decref(r);
+    free(pod);
+    pod = h_pod("team-a", "fat-5", 0, 0);
+    r = h_extender(&e, "bind", pod, node, 1);
+    assert_non_null(r);
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+    free(pod);
+    pod = h_pod_annotated("team-a", "fat-0", 0, 0, "example.com/blob", big);
+    json_decref(h_extender(&e, "filter", pod, node, 1));
+    r = h_extender(&e, "bind", pod, node, 1);
+    assert_non_null(r);
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+    free(pod);
+    free(big);
+    assert_int_equal(h_stop(&e), 0);
+    h_cleanup(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -933,6 +981,7 @@ int main(void)
         cmocka_unit_test(test_preempt_shares),
         cmocka_unit_test(test_preempt_bad_fields),
         cmocka_unit_test(test_bound_pod_stays_bound),
+        cmocka_unit_test(test_remembered_bytes_capped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
