@@ -113,9 +113,12 @@ static json_t *gpu_json(const struct gs_topo *t, int g)
     return o;
 }
 
+/* Pair @a, @b's cell of `links`: its PCIe class where the source told it (NVML does for an
+ * NVLinked pair too), else "NV<n>" where the source hid the PCIe path behind NVLink (nvidia-smi's
+ * text): what gs_topo_derive() reads, so that gpuschedd derives the domains the agent did. */
 static char *link_text(const struct gs_topo *t, int a, int b, char *buf, size_t n)
 {
-    if (t->nvlinks[a][b])
+    if (t->link[a][b] == GS_LINK_NV && t->nvlinks[a][b])
         snprintf(buf, n, "NV%d", t->nvlinks[a][b]);
     else
         snprintf(buf, n, "%s", gs_link_name(t->link[a][b]));

@@ -404,9 +404,10 @@ static int link_named(const char *s, int *nv)
     return -1;
 }
 
-/* `links`, the pair matrix @m, into @g: "X" on the diagonal, "NV<n>" exactly where `nvlinks`
- * (@g's) pairs the cards with n links, a PCIe class elsewhere, symmetric. Return: 1; 0 with
- * @field and @msg. */
+/* `links`, the pair matrix @m, into @g: "X" on the diagonal, a PCIe class for every other pair
+ * or, for a pair `nvlinks` (@g's) pairs with n links, "NV<n>" where the source hid its PCIe path
+ * (nvidia-smi's text; NVML gives the class), symmetric: what the agent's gs_topo_derive() read.
+ * Return: 1; 0 with @field and @msg. */
 static int read_links(const json_t *m, struct gs_topo *g, char *field, size_t fcap, char *msg,
                       size_t mcap)
 {
@@ -420,16 +421,19 @@ static int read_links(const json_t *m, struct gs_topo *g, char *field, size_t fc
             return 0;
         for (int b = 0; b < g->ngpus; b++) {
             int nv, l = link_named(json_string_value(json_array_get(row, (size_t)b)), &nv);
-            int want = a == b ? GS_LINK_SELF : g->nvlinks[a][b] ? GS_LINK_NV : -1;
+            int pcie = l >= GS_LINK_SYS && l <= GS_LINK_PIX;
             snprintf(field, fcap, "topology.links[%d][%d]", a, b);
-            if (want == GS_LINK_NV)
-                snprintf(msg, mcap, "expected \"NV%d\", as nvlinks pairs cards %d and %d",
+            if (a == b)
+                snprintf(msg, mcap, "expected \"X\"");
+            else if (g->nvlinks[a][b])
+                snprintf(msg, mcap,
+                         "expected SYS, NODE, PHB, PXB, PIX or \"NV%d\", as nvlinks pairs cards "
+                         "%d and %d",
                          g->nvlinks[a][b], a, b);
             else
-                snprintf(msg, mcap, "expected %s",
-                         a == b ? "\"X\"" : "SYS, NODE, PHB, PXB or PIX (nvlinks pairs them not)");
-            if (want >= 0 ? l != want || nv != g->nvlinks[a][b]
-                          : l < GS_LINK_SYS || l > GS_LINK_PIX)
+                snprintf(msg, mcap, "expected SYS, NODE, PHB, PXB or PIX (nvlinks pairs them not)");
+            if (a == b ? l != GS_LINK_SELF
+                       : !pcie && (l != GS_LINK_NV || !g->nvlinks[a][b] || nv != g->nvlinks[a][b]))
                 return 0;
             snprintf(msg, mcap, "expected \"%s\", as links[%d][%d]: a pair's link is one",
                      gs_link_name(g->link[b][a]), b, a);

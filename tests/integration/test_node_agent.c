@@ -1062,6 +1062,107 @@ static void test_kubelet_gone(void **state)
     assert_true(log_count("gpusched-agent: registered nvidia.com/gpu at ") > before);
 }
 
+/* Runs the agent on the fake NVML machine @machine (tests/data/node/) as node @node of gpuschedd
+ * @d until it says it registered or was refused, or exits; its standard error into @err. */
+static void agent_registers(const struct daemon *d, const char *machine, const char *node,
+                            char *err, size_t errcap)
+{
+    const char *bin = getenv("GPUSCHED_AGENT_BIN"), *lib = getenv("FAKE_NVML_LIB");
+    char server[64], sd[200], pods[200], log[200], cfg[200];
+    assert_non_null(bin);
+    assert_non_null(lib);
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", d->port);
+    snprintf(sd, sizeof(sd), "%s/state-%s", d->dir, node);
+    snprintf(pods, sizeof(pods), "%s/pods-%s", d->dir, node);
+    snprintf(log, sizeof(log), "%s/agent-%s.log", d->dir, node);
+    snprintf(cfg, sizeof(cfg), "FAKE_NVML_CONFIG=tests/data/node/%s", machine);
+    char *env[64];
+    int n = 0;
+    for (char **e = environ; *e && n < 62; e++)
+        if (strncmp(*e, "FAKE_NVML_", 10))
+            env[n++] = *e;
+    env[n++] = cfg;
+    env[n] = NULL;
+    char *argv[] = {(char *)bin,
+                    "--server",
+                    server,
+                    "--node",
+                    (char *)node,
+                    "--bootstrap-token-file",
+                    E.boot,
+                    "--state-dir",
+                    sd,
+                    "--no-device-plugin",
+                    "--cgroup-root",
+                    "",
+                    "--cdi-dir",
+                    "",
+                    "--pod-dir",
+                    pods,
+                    "--dry-run",
+                    "--nvml-lib",
+                    (char *)lib,
+                    "--sysfs",
+                    E.sys,
+                    NULL};
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, argv, env), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int done = 0;
+    for (int i = 0; i < 600 && !done; i++) { /* 60 s: NVML discovery is slow under sanitizers */
+        done = file_has(log, "registered with") || file_has(log, "refused") ||
+               waitpid(pid, NULL, WNOHANG) == pid;
+        if (!done)
+            sleep_ms(100);
+    }
+    if (kill(pid, SIGKILL) == 0)
+        waitpid(pid, NULL, 0);
+    char *s = t_slurp(log, NULL);
+    snprintf(err, errcap, "%s", s ? s : "");
+    free(s);
+}
+
+/* Cards found through NVML register as the same machine's nvidia-smi text does: a DGX-1 whose
+ * GPU2 and GPU3 share a PCIe switch (NVML's common ancestor says so; they are NVLinked, so
+ * nvidia-smi would print NV2 for them) is one PCIe domain to gpuschedd too, and an HGX H100 on
+ * NVSwitches registers as ever. */
+static void test_nvml_machines_register(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char err[4096];
+    assert_int_equal(h_setup(&d, "nodeToken: " BOOT "\n"), 0);
+    assert_int_equal(h_write(d.nodes, "sn,cpu_milli,memory_mib,gpu,model\n"
+                                      "dgx1,80000,524288,8,V100M16\n"
+                                      "hgx,96000,786432,8,H100-SXM5-80GB\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    agent_registers(&d, "dgx1.nvml", "dgx1", err, sizeof(err));
+    if (!strstr(err, "node dgx1 registered with"))
+        print_error("%s", err);
+    assert_non_null(strstr(err, "node dgx1 registered with"));
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/nodes/dgx1", TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    json_t *topo = json_object_get(json_object_get(a.json, "agent"), "topology");
+    json_t *want = json_loads("[[0], [1], [2, 3], [4], [5], [6], [7]]", 0, NULL);
+    assert_true(json_equal(json_object_get(topo, "pcieDomains"), want));
+    json_decref(want);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(a.json, "pcie_domain"), 3)),
+                     2); /* placement reads it */
+    h_answer_free(&a);
+    agent_registers(&d, "hgx.nvml", "hgx", err, sizeof(err));
+    if (!strstr(err, "node hgx registered with"))
+        print_error("%s", err);
+    assert_non_null(strstr(err, "node hgx registered with"));
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1081,6 +1182,7 @@ int main(void)
         cmocka_unit_test(test_discover_label),
         cmocka_unit_test(test_odd_registration),
         cmocka_unit_test(test_kubelet_gone),
+        cmocka_unit_test(test_nvml_machines_register),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
