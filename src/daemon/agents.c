@@ -761,7 +761,7 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
         (tj && !topology_agrees(tj, ni->name, ni->gpus, ni->model, t, field, sizeof(field), msg,
                                 sizeof(msg))) ||
         !model_agrees(ni, t, field, sizeof(field), msg, sizeof(msg))) {
-        gsd_reply_error(r, 400, field, "%s", msg);
+        gsd_reply_error(r, 400, field, "%s: %s", field, msg); /* as every field's error */
         json_decref(b);
         return -1;
     }

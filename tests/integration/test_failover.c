@@ -667,7 +667,7 @@ static void test_registered_topology(void **state)
     h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[0, 2, 4], [0, 2, 1]"), 400, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), "topology.nvlinks[1]");
     assert_string_equal(json_string_value(json_object_get(a.json, "error")),
-                        "cards 0 and 2 are paired twice");
+                        "topology.nvlinks[1]: cards 0 and 2 are paired twice");
     h_answer_free(&a);
     /* a key not of the tree's form would be kept and shown, as if placement read it */
     h_expect(&d, "POST", path, TOKEN_NODE,
@@ -701,8 +701,21 @@ static void test_registered_topology(void **state)
     for (size_t i = 0; i < sizeof(contradict) / sizeof(contradict[0]); i++) {
         h_expect(&d, "POST", path, TOKEN_NODE, contradict[i][0], 400, &a);
         assert_string_equal(json_string_value(json_object_get(a.json, "field")), contradict[i][1]);
+        /* the text starts with the field, as the other registration errors' do */
+        const char *e = json_string_value(json_object_get(a.json, "error"));
+        size_t fl = strlen(contradict[i][1]);
+        if (strncmp(e, contradict[i][1], fl) || strncmp(e + fl, ": ", 2))
+            print_error("%s\n", e);
+        assert_int_equal(strncmp(e, contradict[i][1], fl), 0);
+        assert_int_equal(strncmp(e + fl, ": ", 2), 0);
         h_answer_free(&a);
     }
+    /* as docs/node-agent.md quotes it */
+    h_expect(&d, "POST", path, TOKEN_NODE, contradict[0][0], 400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "error")),
+                        "topology.gpus[0].nvlinkGroup: expected null: nvlinks puts card 0 in no "
+                        "NVLink clique");
+    h_answer_free(&a);
     h_expect(&d, "POST", path, TOKEN_NODE, "{\"gpus\": 4, \"gpus\": 4}", 400, &a);
     assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), "given twice"));
     h_answer_free(&a);
