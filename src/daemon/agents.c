@@ -12,6 +12,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/diag.h"
+#include "gpusched/fleet.h"
 #include "gpusched/grow.h"
 #include "gpusched/mig.h"
 #include "gpusched/scenario.h"
@@ -271,6 +272,67 @@ json_t *gsd_agent_json(const struct gsd_state *st, int i)
 {
     const struct agent *a = st->agents ? &st->agents->a[i] : NULL;
     return a && a->reg ? json_incref(a->reg) : NULL;
+}
+
+/* Card @g of node @i holds MIG instance (GPU instance profile @id, first memory slice @start) in
+ * the scheduler's fleet: gpuschedd placed it. */
+static int mig_planned(const struct gsd_state *st, size_t i, int g, json_int_t id, json_int_t start)
+{
+    const struct gs_mig_card *c = gs_fleet_card_mig(gs_tenancy_fleet(st->sched.tn), i, g);
+    const struct gs_mig_model *m = c ? gs_mig_model_at(c->model) : NULL;
+    for (int k = 0; m && k < c->ninst; k++)
+        if (m->profiles[c->inst[k].profile].id == id && c->inst[k].start == start)
+            return 1;
+    return 0;
+}
+
+json_t *gsd_agent_warnings(const struct gsd_state *st, size_t i)
+{
+    const struct agent *a = st->agents && i < st->agents->n ? &st->agents->a[i] : NULL;
+    const json_t *gpus = a && a->reg ? json_object_get(json_object_get(a->reg, "topology"), "gpus")
+                                     : NULL,
+                 *g, *x;
+    struct gs_node_info ni;
+    size_t c, k;
+    json_t *out = NULL;
+    if (!gpus || gs_cluster_node_info(st->cluster, i, &ni))
+        return NULL;
+    const struct gs_mig_model *mm =
+        ni.model >= 0 ? gs_mig_model_at(gs_mig_model_find(gs_catalog_at(ni.model)->name)) : NULL;
+    json_array_foreach(gpus, c, g)
+    {
+        char list[256];
+        size_t off = 0;
+        list[0] = '\0';
+        json_array_foreach(json_object_get(g, "migInstances"), k, x)
+        {
+            json_int_t id = json_integer_value(json_object_get(x, "giProfile")),
+                       start = json_integer_value(json_object_get(x, "start"));
+            if (mig_planned(st, i, (int)c, id, start))
+                continue;
+            const char *name = NULL;
+            for (int p = 0; mm && p < mm->nprofiles && !name; p++)
+                name = mm->profiles[p].id == id ? mm->profiles[p].name : NULL;
+            char prof[32];
+            if (name)
+                snprintf(prof, sizeof(prof), "%s", name);
+            else
+                snprintf(prof, sizeof(prof), "profile ID %lld", (long long)id);
+            if (off < sizeof(list)) /* at most 7 instances of some 40 bytes: they fit */
+                off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s at slice %lld",
+                                        off ? ", " : "", prof, (long long)start);
+        }
+        if (!off)
+            continue;
+        if (!out)
+            out = json_array();
+        json_array_append_new(
+            out, json_sprintf("GPU %zu: its agent reported MIG instances gpuschedd did not place "
+                              "(%s): gpuschedd places pods on the card as if they were not there, "
+                              "and the agent destroys them once they run nothing",
+                              c, list));
+    }
+    return out;
 }
 
 /* The keys of `gpusched topo --json`'s tree (topoprint.c), per level; what placement does not
@@ -769,6 +831,19 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
     return 0;
 }
 
+/* Log what node @i (@name)'s registration reports that the scheduler's plan lacks. */
+static void log_warnings(const struct gsd_state *st, size_t i, const char *name)
+{
+    json_t *warn = gsd_agent_warnings(st, i), *w;
+    size_t k;
+    json_array_foreach(warn, k, w)
+    {
+        gsd_log("warn", "node agent reports MIG instances gpuschedd did not place", "node", name,
+                "detail", json_string_value(w), NULL);
+    }
+    json_decref(warn);
+}
+
 /* POST /v1/nodes/NAME/register: check the agent's inventory; a new token unless @self is i. */
 static void do_register(struct gsd_state *st, struct gsd_req *r, int i, int self)
 {
@@ -797,6 +872,7 @@ static void do_register(struct gsd_state *st, struct gsd_req *r, int i, int self
         gsd_reply_error(r, 500, "", "cannot store the node's health");
         return;
     }
+    log_warnings(st, (size_t)i, ni.name);
     if (self == i) {
         gsd_reply_json(r, 200, json_pack("{s:s}", "node", ni.name));
         return;

@@ -64,5 +64,9 @@ uint64_t gsd_agents_version(const struct gsd_state *st);
 void gsd_agent_tokens(const struct gsd_state *st, uint8_t (*sha)[32], uint8_t *has);
 /* gsd_agent_json() - node @i's registration for GET /v1/nodes/NAME (new reference), or NULL. */
 json_t *gsd_agent_json(const struct gsd_state *st, int i);
+/* gsd_agent_warnings() - what node @i's registration reports that gpuschedd's plan lacks, for
+ * GET /v1/nodes/NAME (new reference: an array of texts), or NULL for nothing: MIG instances on a
+ * card that the scheduler holds no such instance on (it places pods there as if they were not). */
+json_t *gsd_agent_warnings(const struct gsd_state *st, size_t i);
 
 #endif

@@ -486,10 +486,15 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
     if (rest) {
         json_t *n = gsd_node_json(st, (size_t)i, 1, w->tenant ? w->tenant->name : 0);
         json_t *reg = w->admin ? gsd_agent_json(st, i) : NULL;
+        json_t *warn = reg ? gsd_agent_warnings(st, (size_t)i) : NULL;
         if (n && reg) /* what its agent reported: the admin's to see */
             json_object_set_new(n, "agent", reg);
         else
             json_decref(reg);
+        if (n && warn) /* and what of it the scheduler does not hold */
+            json_object_set_new(n, "agent_warnings", warn);
+        else
+            json_decref(warn);
         gsd_reply_json(r, 200, n);
         return;
     }

@@ -642,6 +642,17 @@ static void test_restart_no_double(void **state)
     for (int i = 0; i < 200 && access(path, F_OK); i++)
         sleep_ms(100);
     assert_int_equal(access(path, F_OK), 0);
+    /* it registered the MIG instance of mig-f, which gpuschedd placed: nothing to warn of */
+    int card, start;
+    mig_of("mig-f", &card, &start);
+    json_t *n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
+    json_t *g = json_array_get(
+        json_object_get(json_object_get(json_object_get(n, "agent"), "topology"), "gpus"),
+        (size_t)card);
+    assert_true(json_array_size(json_object_get(g, "migInstances")) >= 1);
+    assert_null(json_object_get(n, "agent_warnings"));
+    json_decref(n);
+    assert_false(h_log_has(&E.d, "MIG instances gpuschedd did not place"));
     /* the restarted agent knows every bound pod has its cards: nobody waits */
     struct fk_alloc a;
     int rc = fake_kubelet_admit(E.k, "team-a/nobody", "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
@@ -1138,7 +1149,8 @@ static void test_nvml_machines_register(void **state)
     assert_int_equal(h_setup(&d, "nodeToken: " BOOT "\n"), 0);
     assert_int_equal(h_write(d.nodes, "sn,cpu_milli,memory_mib,gpu,model\n"
                                       "dgx1,80000,524288,8,V100M16\n"
-                                      "hgx,96000,786432,8,H100-SXM5-80GB\n"),
+                                      "hgx,96000,786432,8,H100-SXM5-80GB\n"
+                                      "a100,96000,786432,8,A100-SXM4-80GB\n"),
                      0);
     assert_int_equal(h_start(&d), 0);
     agent_registers(&d, "dgx1.nvml", "dgx1", err, sizeof(err));
@@ -1159,6 +1171,42 @@ static void test_nvml_machines_register(void **state)
     if (!strstr(err, "node hgx registered with"))
         print_error("%s", err);
     assert_non_null(strstr(err, "node hgx registered with"));
+    /* no MIG instance reported, none planned: nothing to warn of */
+    assert_false(h_log_has(&d, "MIG instances gpuschedd did not place"));
+    assert_int_equal(h_call(&d, "GET", "/v1/nodes/dgx1", TOKEN_ADMIN, NULL, &a), 0);
+    assert_null(json_object_get(a.json, "agent_warnings"));
+    h_answer_free(&a);
+    /* a card holding a MIG instance gpuschedd did not place (left by another tool, or by
+     * gpuschedd before its store was lost): gpuschedd places whole pods there, so it says so */
+    char body[4096];
+    size_t off = (size_t)snprintf(body, sizeof(body),
+                                  "{\"gpus\": 8, \"gpuModel\": \"A100-SXM4-80GB\", "
+                                  "\"topology\": {\"gpus\": [");
+    for (int g = 0; g < 8; g++)
+        off += (size_t)snprintf(body + off, sizeof(body) - off,
+                                "%s{\"index\": %d, \"pcieDomain\": %d, \"nvlinkGroup\": null%s}",
+                                g ? ", " : "", g, g,
+                                g == 3 ? ", \"migMode\": true, \"migInstances\": [{\"uuid\": "
+                                         "\"MIG-x\", \"giProfile\": 19, \"start\": 6, "
+                                         "\"size\": 1, \"memoryMiB\": 9856}]"
+                                       : "");
+    snprintf(body + off, sizeof(body) - off, "]}}");
+    assert_int_equal(h_call(&d, "POST", "/v1/nodes/a100/register", BOOT, body, &a), 0);
+    if (a.status != 201)
+        print_error("%ld %s\n", a.status, a.body);
+    assert_int_equal(a.status, 201);
+    h_answer_free(&a);
+    assert_true(h_log_has(&d, "MIG instances gpuschedd did not place"));
+    assert_int_equal(h_call(&d, "GET", "/v1/nodes/a100", TOKEN_ADMIN, NULL, &a), 0);
+    json_t *w = json_object_get(a.json, "agent_warnings");
+    assert_int_equal(json_array_size(w), 1);
+    const char *text = json_string_value(json_array_get(w, 0));
+    if (!text || !strstr(text, "GPU 3: its agent reported MIG instances gpuschedd did not place "
+                               "(1g.10gb at slice 6)"))
+        print_error("%s\n", a.body);
+    assert_non_null(strstr(text, "GPU 3: its agent reported MIG instances gpuschedd did not place "
+                                 "(1g.10gb at slice 6)"));
+    h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
