@@ -106,6 +106,34 @@ static json_t *device(const char *name, int minor, const char *visible)
                      "env", env);
 }
 
+/* @dir and every missing folder above it, each made mode 0755 whatever the umask, as mkdir -p
+ * (and the CDI library's os.MkdirAll) makes them. Return: 0; -errno of the first that failed. */
+static int make_folders(const char *dir)
+{
+    char p[512];
+    if (!*dir)
+        return -ENOENT;
+    if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p))
+        return -ENAMETOOLONG;
+    for (char *c = p + 1;; c++) {
+        int last = !*c;
+        if (*c != '/' && !last)
+            continue;
+        *c = '\0';
+        if (c > p && c[-1] != '/') {
+            if (mkdir(p, 0755) == 0) {
+                if (chmod(p, 0755) != 0)
+                    return -errno;
+            } else if (errno != EEXIST) {
+                return -errno;
+            }
+        }
+        if (last)
+            return 0;
+        *c = '/';
+    }
+}
+
 int gs_cdi_write(const struct gs_topo *t, const char *dir, struct gs_diag *d)
 {
     json_t *devs = json_array();
@@ -124,7 +152,7 @@ int gs_cdi_write(const struct gs_topo *t, const char *dir, struct gs_diag *d)
     snprintf(path, sizeof(path), "%s/gpusched.io-gpu.json", dir);
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     /* the spec folder is made by whoever writes a spec first, as the CDI library does */
-    int rc = mkdir(dir, 0755) != 0 && errno != EEXIST ? -errno : 0;
+    int rc = make_folders(dir);
     errno = 0;
     if (!rc && (!spec || json_dump_file(spec, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER)))
         rc = errno ? -errno : -EIO;

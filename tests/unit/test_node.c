@@ -1012,6 +1012,27 @@ static void test_cdi_spec(void **state)
     gs_diag_init(&d);
     assert_true(gs_cdi_write(&t, f, &d) < 0);
     assert_non_null(strstr(d.msg, "cannot write the CDI spec: Not a directory"));
+    /* every missing level is made (mode 0755), as mkdir -p does: /var/run/cdi on a host
+     * without /var/run/cdi's parent, or a --cdi-dir deeper down */
+    struct stat st;
+    mode_t old = umask(077); /* 0755 all the same */
+    snprintf(f, sizeof(f), "%s/cdi-deep/a/b/", tmp);
+    gs_diag_init(&d);
+    int rc = gs_cdi_write(&t, f, &d);
+    umask(old);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    snprintf(f, sizeof(f), "%s/cdi-deep/a/b/gpusched.io-gpu.json", tmp);
+    read_file(f, buf, sizeof(buf));
+    snprintf(f, sizeof(f), "%s/cdi-deep/a", tmp);
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0755);
+    /* a level that is a file is said, naming the spec */
+    snprintf(f, sizeof(f), "%s/cdi-new/gpusched.io-gpu.json/x/cdi", tmp);
+    gs_diag_init(&d);
+    assert_true(gs_cdi_write(&t, f, &d) < 0);
+    assert_non_null(strstr(d.msg, "cannot write the CDI spec: Not a directory"));
 }
 
 /*
