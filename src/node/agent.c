@@ -980,8 +980,7 @@ static int parse(int argc, char **argv, struct opts *o)
         return -2;
     if (!o->discover_only && (check_server(o) || check_files(o)))
         return -2;
-    if (!o->discover_only)
-        o->disc.log = open_log();
+    o->disc.log = open_log(); /* each source passed over, and why: --discover's too */
     return 0;
 }
 

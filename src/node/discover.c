@@ -236,7 +236,7 @@ int gs_discover(const struct gs_discover_opts *o, struct gs_topo *t, struct gs_n
         return GS_FROM_NVML;
     }
     gs_nvml_close(n);
-    snprintf(first, sizeof(first), "%.200s", rc ? why.msg : "NVML: no GPU");
+    snprintf(first, sizeof(first), "NVML: %.200s", rc ? why.msg : "no GPU");
     if (o->log)
         fprintf(o->log, "discovery: %s; trying nvidia-smi\n", first);
     gs_diag_init(&why);

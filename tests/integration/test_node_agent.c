@@ -924,7 +924,7 @@ static void test_discover_label(void **state)
     t_run_env((const char *[]){bin, "--discover", "--json", HWLOC_ONLY, NULL}, env, &r);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "\"name\": \"gpu-box-1\""));
-    assert_string_equal(r.err, "");
+    assert_null(strstr(r.err, "node name")); /* only the sources passed over are said */
     t_run_free(&r);
     /* control characters are escaped in the label as in every message */
     env_without_node(env, "NODE_NAME=a\x1b[31mb");
@@ -1137,6 +1137,37 @@ static void agent_registers(const struct daemon *d, const char *machine, const c
     free(s);
 }
 
+/* --discover names each source that failed before the one it used, with the reason, one line
+ * each on standard error: an nvidia-smi that failed (or timed out) is not passed over in silence
+ * when hwloc then finds the cards. */
+static void test_discover_says_fallbacks(void **state)
+{
+    (void)state;
+    char smi[200];
+    struct t_run r;
+    snprintf(smi, sizeof(smi), "%s/nvidia-smi-fails", E.agent_dir);
+    t_write(smi, "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n");
+    chmod(smi, 0755);
+    t_run((const char *[]){getenv("GPUSCHED_AGENT_BIN"), "--discover", "--node", NODE, "--nvml-lib",
+                           "/nonexistent/libnvidia-ml.so.1", "--nvidia-smi", smi, "--hwloc-xml",
+                           "tests/data/node/pcie3.hwloc.xml", NULL},
+          &r);
+    const char *nvml = strstr(r.err, "gpusched-agent: discovery: "),
+               *second = nvml ? strstr(nvml + 1, "gpusched-agent: discovery: ") : NULL;
+    if (r.status != 0 || !second || !strstr(r.err, "/nonexistent/libnvidia-ml.so.1") ||
+        !strstr(second, "nvidia-smi-fails topo -m") || !strstr(second, "9"))
+        print_error("got %d: %s%s\n", r.status, r.out, r.err);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, NODE ": 3 GPUs"));
+    assert_non_null(second);
+    assert_non_null(strstr(nvml, "discovery: NVML: cannot load /nonexistent/libnvidia-ml.so.1"));
+    assert_true(strchr(nvml, '\n') < second); /* one line each */
+    assert_non_null(strstr(second, "nvidia-smi-fails topo -m"));
+    assert_non_null(strstr(second, "trying hwloc\n"));
+    assert_null(strstr(second + 1, "gpusched-agent: discovery: "));
+    t_run_free(&r);
+}
+
 /* Cards found through NVML register as the same machine's nvidia-smi text does: a DGX-1 whose
  * GPU2 and GPU3 share a PCIe switch (NVML's common ancestor says so; they are NVLinked, so
  * nvidia-smi would print NV2 for them) is one PCIe domain to gpuschedd too, and an HGX H100 on
@@ -1231,6 +1262,7 @@ int main(void)
         cmocka_unit_test(test_odd_registration),
         cmocka_unit_test(test_kubelet_gone),
         cmocka_unit_test(test_nvml_machines_register),
+        cmocka_unit_test(test_discover_says_fallbacks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
