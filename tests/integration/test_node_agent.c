@@ -1027,6 +1027,18 @@ static void test_odd_registration(void **state)
                (const char *[]){"--node", NODE, "--bootstrap-token-file", E.boot, "--state-dir", sd,
                                 "--nvml-lib", "/nonexistent", "--nvidia-smi", smi,
                                 "--no-device-plugin", NULL});
+    /* with curl's reason, as docs/node-agent.md quotes it (it quoted words curl does not say) */
+    agent_says(1, "to register node " NODE ": Failed to connect to 127.0.0.1 port 1",
+               (const char *[]){"--node", NODE, "--bootstrap-token-file", E.boot, "--state-dir", sd,
+                                "--nvml-lib", "/nonexistent", "--nvidia-smi", smi,
+                                "--no-device-plugin", NULL});
+    char *page = t_slurp("docs/node-agent.md", NULL);
+    assert_non_null(page);
+    for (char *c = page; *c; c++) /* the page wraps its lines */
+        *c = *c == '\n' ? ' ' : *c;
+    if (!strstr(page, "to register node gpu-1: Failed to connect to 127.0.0.1 port 8080 after"))
+        fail_msg("docs/node-agent.md does not quote the unreachable message as the agent says it");
+    free(page);
     /* a token file that is no bearer token is not sent either */
     t_write(tok, "abc def\n");
     agent_says(1, "not a node token",
