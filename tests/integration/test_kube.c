@@ -364,12 +364,12 @@ static json_t *filter(const char *name, int gpus, json_t *nodes)
     return r;
 }
 
-/* Filter pod team-a/@name on @node, then bind it there: the bind result's Error (caller frees). */
-static char *seat(const char *name, int gpus, const char *node)
+/* Bind team-a/@name (uid "uid-@name") to @node, as kube-scheduler sends a bind again: no filter
+ * before it. Return: the result's Error (caller frees). */
+static char *bind_only(const char *name, const char *node)
 {
     char uid[64];
     snprintf(uid, sizeof(uid), "uid-%s", name);
-    json_decref(filter(name, gpus, json_pack("[s]", node)));
     json_t *r = h_verb(&d, "bind",
                        json_pack("{s:s, s:s, s:s, s:s}", "PodName", name, "PodNamespace", "team-a",
                                  "PodUID", uid, "Node", node));
@@ -378,6 +378,13 @@ static char *seat(const char *name, int gpus, const char *node)
     char *out = strdup(err);
     json_decref(r);
     return out;
+}
+
+/* Filter pod team-a/@name on @node, then bind it there: the bind result's Error (caller frees). */
+static char *seat(const char *name, int gpus, const char *node)
+{
+    json_decref(filter(name, gpus, json_pack("[s]", node)));
+    return bind_only(name, node);
 }
 
 /* Bind, expecting success. */
@@ -593,22 +600,6 @@ static void test_slow_api_server_stalls_nothing(void **state)
     assert_int_equal(pthread_join(t, (void **)&err), 0);
     assert_string_equal(err, "");
     free(err);
-}
-
-/* Bind team-a/@name (uid "uid-@name") to @node, as kube-scheduler sends a bind again: no filter
- * before it. Return: the result's Error (caller frees). */
-static char *bind_only(const char *name, const char *node)
-{
-    char uid[64];
-    snprintf(uid, sizeof(uid), "uid-%s", name);
-    json_t *r = h_verb(&d, "bind",
-                       json_pack("{s:s, s:s, s:s, s:s}", "PodName", name, "PodNamespace", "team-a",
-                                 "PodUID", uid, "Node", node));
-    const char *err = json_string_value(json_object_get(r, "Error"));
-    assert_non_null(err);
-    char *out = strdup(err);
-    json_decref(r);
-    return out;
 }
 
 static void *seat_cpu(void *arg)
