@@ -479,6 +479,8 @@ static int read_links(const json_t *m, struct gs_topo *g, char *field, size_t fc
         return 0;
     for (int a = 0; a < g->ngpus; a++) {
         const json_t *row = json_array_get(m, (size_t)a);
+        snprintf(field, fcap, "topology.links[%d]", a);
+        snprintf(msg, mcap, "expected %d link classes, one for each card", g->ngpus);
         if (!json_is_array(row) || json_array_size(row) != (size_t)g->ngpus)
             return 0;
         for (int b = 0; b < g->ngpus; b++) {

@@ -598,6 +598,10 @@ static const char *const contradict[][2] = {
     {T4_WITH("\"links\": [[\"X\", \"PIX\", \"NV4\", \"SYS\"], [\"PIX\", \"X\", \"SYS\", \"NV4\"], "
              "[\"NV4\", \"SYS\", \"X\", \"SYS\"], [\"SYS\", \"NV4\", \"SYS\", \"X\"]]"),
      "topology.gpus[1].pcieDomain"},
+    /* a row short of a class: named as the row, not as the cell before it */
+    {T4_WITH("\"links\": [[\"X\", \"SYS\", \"NV4\", \"SYS\"], [\"SYS\", \"X\", \"SYS\", \"NV4\"], "
+             "[\"NV4\", \"SYS\", \"X\"], [\"SYS\", \"NV4\", \"SYS\", \"X\"]]"),
+     "topology.links[2]"},
     {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"memoryMiB\": -5}",
             "[0, 2, 4]"),
      "topology.gpus[1].memoryMiB"},
