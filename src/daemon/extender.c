@@ -75,8 +75,13 @@ static void ext_trim(struct gsd_state *st, const struct gsd_extpod *keep)
     size_t cap = (size_t)st->cfg->extender_remember_bytes;
     for (size_t i = 0; st->ext_bytes > cap && i < GSD_EXT_CACHE; i++) {
         struct gsd_extpod *x = &st->ext[(st->ext_next + i) % GSD_EXT_CACHE]; /* oldest first */
-        if (x != keep && x->used)
+        if (x != keep && x->used) {
+            gsd_log("warn",
+                    "filtered pod forgotten: extender.maxRememberedBytes reached, a bind "
+                    "of it is refused",
+                    "pod", x->key, NULL);
             ext_forget(st, x);
+        }
     }
 }
 
@@ -1238,7 +1243,9 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
         bind_again(st, p, uid, idx, err, sizeof(err));
     else if (!x)
         snprintf(err, sizeof(err), /* a bind, refused or not, takes what they saw */
-                 "pod %s/%s was not seen by filter or prioritize since its last bind", ns, name);
+                 "pod %s/%s was not seen by filter or prioritize since its last bind (or was "
+                 "forgotten since: filter remembers at most extender.maxRememberedBytes of pods)",
+                 ns, name);
     else if (idx < 0)
         snprintf(err, sizeof(err), "node %s is not in gpusched's inventory", node);
     else if (strcmp(uid ? uid : "", x->spec.uid)) /* another pod of the name, or none said */

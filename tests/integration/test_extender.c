@@ -941,6 +941,10 @@ static void test_remembered_bytes_capped(void **state)
     const char *err = json_string_value(json_object_get(r, "Error"));
     assert_non_null(err);
     assert_non_null(strstr(err, "was not seen by filter or prioritize"));
+    assert_non_null(strstr(err, "extender.maxRememberedBytes")); /* the hint to raise it */
+    /* the filter that forgot it said so before it answered */
+    assert_true(h_log_has(&e, "filtered pod forgotten: extender.maxRememberedBytes reached"));
+    assert_true(h_log_has(&e, "pod=team-a/fat-0"));
     json_decref(r);
     free(pod);
     pod = h_pod("team-a", "fat-5", 0, 0);
