@@ -354,7 +354,7 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
     if (!spec.ns[0])
         snprintf(spec.s.ns, sizeof(spec.s.ns), "default");
     if (gsd_ns_unowned(st, spec.s.ns, why, sizeof(why))) { /* as filter and bind refuse it */
-        gsd_reply_error(r, 400, "Pod.metadata.namespace", "%s", why);
+        gsd_reply_error(r, 400, "Pod.metadata.namespace", "Pod.%s", why);
         gsd_podspec_clear(&spec);
         return;
     }

@@ -770,8 +770,9 @@ static void preempt_refused(json_t *args, const char *field)
     assert_int_equal(a.status, 400);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), field);
     if (!strcmp(field, "Pod.metadata.namespace")) /* the reason filter and bind give */
-        assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
-                               "kube-system belongs to no tenant of the config"));
+        assert_non_null(
+            strstr(json_string_value(json_object_get(a.json, "error")),
+                   "Pod.metadata.namespace: kube-system belongs to no tenant of the config"));
     h_answer_free(&a);
     free(body);
 }
