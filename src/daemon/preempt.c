@@ -116,8 +116,9 @@ static int refuse_twice(struct preempt *pr, const struct proposal *p)
     for (size_t i = 1; i < p->n && !rc; i++) {
         if (strcmp(u[i - 1]->uid, u[i]->uid))
             continue;
-        char what[64];
-        snprintf(what, sizeof(what), "the victim of Pods[%zu] again", (size_t)(u[i - 1] - p->v));
+        char what[400];
+        snprintf(what, sizeof(what), "the victim of %s.%.128s.Pods[%zu] again", pr->map, p->node,
+                 (size_t)(u[i - 1] - p->v));
         rc = bad(pr, what, "%s.%.128s.Pods[%zu]", pr->map, p->node, (size_t)(u[i] - p->v));
     }
     free(u);

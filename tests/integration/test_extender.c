@@ -760,8 +760,9 @@ static void test_preempt_shares(void **state)
     json_decref(r);
 }
 
-/* POST @args (consumed) to /extender/preempt: a 400 naming @field is expected. */
-static void preempt_refused(json_t *args, const char *field)
+/* POST @args (consumed) to /extender/preempt: a 400 naming @field is expected, its error
+ * saying @text where that is not NULL. */
+static void preempt_refused_saying(json_t *args, const char *field, const char *text)
 {
     char *body = json_dumps(args, JSON_COMPACT);
     struct answer a;
@@ -769,12 +770,19 @@ static void preempt_refused(json_t *args, const char *field)
     assert_int_equal(h_call(&d, "POST", "/extender/preempt", TOKEN_ADMIN, body, &a), 0);
     assert_int_equal(a.status, 400);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), field);
-    if (!strcmp(field, "Pod.metadata.namespace")) /* the reason filter and bind give */
-        assert_non_null(
-            strstr(json_string_value(json_object_get(a.json, "error")),
-                   "Pod.metadata.namespace: kube-system belongs to no tenant of the config"));
+    if (text)
+        assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), text));
     h_answer_free(&a);
     free(body);
+}
+
+static void preempt_refused(json_t *args, const char *field)
+{
+    preempt_refused_saying(args, field,
+                           !strcmp(field, "Pod.metadata.namespace") /* as filter and bind say */
+                               ? "Pod.metadata.namespace: kube-system belongs to no tenant of the "
+                                 "config"
+                               : NULL);
 }
 
 /* A malformed ExtenderPreemptionArgs is a 400 naming the field (the result has no Error). */
@@ -811,7 +819,7 @@ static void test_preempt_bad_fields(void **state)
     char field[96];
     snprintf(field, sizeof(field), "NodeNameToMetaVictims.n-t4-0.Pods[%zu]",
              json_array_size(pods) - 1);
-    preempt_refused(args, field);
+    preempt_refused_saying(args, field, "the victim of NodeNameToMetaVictims.n-t4-0.Pods[0] again");
     /* one victim on two nodes (a pod runs on one): the answer was silently empty */
     json_t *meta = load("preempt_meta.json");
     args = json_pack("{s:O, s:{s:{s:[{s:s}]}, s:{s:[{s:s}, {s:s}]}}}", "Pod",
