@@ -234,6 +234,40 @@ static void test_gpuquota_through_extender(void **state)
     h_cleanup(&d);
 }
 
+/* A node without cards has no GPU model: a pod asking cards fails there as short of cards, never
+ * as over the quota of a model (the one a node of no cards is numbered with), on the extender's
+ * filter and on the scheduler's own reason. */
+static void test_gpuquota_cpu_node(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static const char *const nodes[] = {"n-cpu-0", "n-t4-0"};
+    start(&d, policy);
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a1", 4, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a2", 4, 0), 201));
+    char *pod = h_pod("team-a", "c1", 2, 0);
+    json_t *r = h_extender(&d, "filter", pod, nodes, 2);
+    assert_non_null(r);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    const json_t *failed = json_object_get(r, "FailedNodes");
+    const char *cpu = json_string_value(json_object_get(failed, "n-cpu-0"));
+    assert_non_null(cpu);
+    assert_string_equal(cpu, "Insufficient nvidia.com/gpu");
+    assert_string_equal(json_string_value(json_object_get(failed, "n-t4-0")),
+                        "tenant team-a: no GPUQuota for T4");
+    json_decref(r);
+    free(pod);
+    /* The scheduler's reason for a pod that fits nowhere names no model the cluster lacks. */
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a3", 2, 0), 201));
+    char st[16], reason[512];
+    pod_state(&d, "team-a", "a3", st, reason, sizeof(reason));
+    assert_string_equal(st, "pending");
+    if (strstr(reason, "P100"))
+        fail_msg("reason: %s", reason);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_resourcequota(void **state)
 {
     (void)state;
@@ -635,10 +669,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpuquota),          cmocka_unit_test(test_gpuquota_through_extender),
-        cmocka_unit_test(test_resourcequota),     cmocka_unit_test(test_limit_range),
-        cmocka_unit_test(test_limit_range_pod),   cmocka_unit_test(test_pods_per_user),
-        cmocka_unit_test(test_bad_policy),        cmocka_unit_test(test_score_weights),
-        cmocka_unit_test(test_policy_keeps_held), cmocka_unit_test(test_held_back_counted),
+        cmocka_unit_test(test_gpuquota_cpu_node), cmocka_unit_test(test_resourcequota),
+        cmocka_unit_test(test_limit_range),       cmocka_unit_test(test_limit_range_pod),
+        cmocka_unit_test(test_pods_per_user),     cmocka_unit_test(test_bad_policy),
+        cmocka_unit_test(test_score_weights),     cmocka_unit_test(test_policy_keeps_held),
+        cmocka_unit_test(test_held_back_counted),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -575,6 +575,19 @@ size_t gs__tn_logged_since(struct gs_tenancy *t, const struct nodelog *log, size
     return take_bits(t->logbits, 0, n0, t->scratch, w);
 }
 
+/*
+ * The GPU model whose quotas @p is held to on node @n: -1 none, for a pod that asks no card; -2
+ * none either on a node without cards, whose model index (gs_fleet_node_model(), 0 for such a
+ * node) names no card: the pod fails there as short of cards (Insufficient nvidia.com/gpu, the
+ * fit's word), never as over or without the quota of a model the node does not have.
+ */
+static int quota_model(const struct gs_tenancy *t, const struct rpod *p, size_t n)
+{
+    if (p->fit.ncards <= 0)
+        return -1;
+    return gs_fleet_node_gpus(t->fleet, n) > 0 ? gs_fleet_node_model(t->fleet, n) : -2;
+}
+
 /* Does some model of the cluster pass @p's quotas? @ok caches the answer per model; @why gets
  * the last model's refusal, @all each model's, joined by "; ". */
 static int quota_anywhere(struct gs_tenancy *t, struct rpod *p, int8_t *ok, char *why, char *all)
@@ -618,7 +631,7 @@ static int visit(struct gs_tenancy *t, struct rpod *p, int32_t pod, struct bound
     if (!may_beat(t, b, n, o->best, o->node, strict))
         return 0;
     t->work.node_fits++;
-    int model = gs_fleet_node_model(t->fleet, n);
+    int model = quota_model(t, p, n);
     size_t key = (size_t)t->node_key[n]; /* packed: most nodes passed here are empty */
     int empty = only_node < 0 && (int32_t)n != t->resv_node && gs_fleet_node_bare(t->fleet, n);
     if (empty && t->seen[key] == t->stamp) {
@@ -632,11 +645,10 @@ static int visit(struct gs_tenancy *t, struct rpod *p, int32_t pod, struct bound
         t->seen[key] = t->stamp;
         t->seen_reason[key] = -1;
     }
-    int m = p->fit.ncards > 0 ? model : 0;
-    if (o->model_ok[m] < 0)
-        o->model_ok[m] = (int8_t)gs__quota_check(t, p, p->fit.ncards > 0 ? model : -1, o->quota_why,
-                                                 sizeof(o->quota_why));
-    if (!o->model_ok[m]) {
+    int m = model >= 0 ? model : 0;
+    if (model != -2 && o->model_ok[m] < 0)
+        o->model_ok[m] = (int8_t)gs__quota_check(t, p, model, o->quota_why, sizeof(o->quota_why));
+    if (model != -2 && !o->model_ok[m]) {
         o->quota++;
         if (empty)
             t->seen_reason[key] = -2;
@@ -823,8 +835,8 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
             int8_t ok[GS_MODEL_MAX];
             memcpy(ok, o.model_ok, sizeof(ok));
             for (size_t i = 0; i < nfreed; i++) {
-                int m = gs_fleet_node_model(t->fleet, (size_t)t->scratch[i]);
-                if (ok[m] < 0)
+                int m = quota_model(t, p, (size_t)t->scratch[i]);
+                if (m >= 0 && ok[m] < 0)
                     ok[m] = (int8_t)gs__quota_check(t, p, m, o.quota_why, sizeof(o.quota_why));
             }
             scan_init(&o);
@@ -1246,11 +1258,11 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
         *why = pr->gang_why;
         return 1;
     }
-    int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)node) : -1;
+    int model = quota_model(t, p, (size_t)node);
     int m = model >= 0 ? model : 0;
-    if (pr->model_ok[m] < 0)
+    if (model != -2 && pr->model_ok[m] < 0)
         pr->model_ok[m] = (int8_t)gs__quota_check(t, p, model, pr->why[m], sizeof(pr->why[m]));
-    if (!pr->model_ok[m]) {
+    if (model != -2 && !pr->model_ok[m]) {
         *why = pr->why[m];
         return 1;
     }
