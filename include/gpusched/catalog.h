@@ -58,6 +58,17 @@ int gs_catalog_find(const char *name, int len);
 int gs_catalog_find_product(const char *product);
 
 /*
+ * gs_catalog_product_mig() - the card of a MIG instance's product name, as GPU feature discovery
+ * writes nvidia.com/gpu.product under MIG strategy single ("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb",
+ * "-SHARED" after it where the instances are time-sliced) and each nvidia.com/mig-<profile>.product
+ * under strategy mixed. Such a name is an instance, not a card: gs_catalog_find_product() does
+ * not know it. @profile (@size bytes, may be 0) gets the profile ("1g.10gb").
+ * Return: the model index of the card (>= 0), or -ENOENT when @product names no MIG instance of
+ * a catalog model.
+ */
+int gs_catalog_product_mig(const char *product, char *profile, size_t size);
+
+/*
  * gs_catalog_names() - every model's name, comma-separated, into @buf of @size bytes (cut short
  * when it does not fit), for messages about a name the catalog lacks.
  * Return: @buf.

@@ -110,3 +110,23 @@ int gs_catalog_find_product(const char *product)
         m = gs_catalog_find(s, (int)n - 7);
     return m;
 }
+
+int gs_catalog_product_mig(const char *product, char *profile, size_t size)
+{
+    char buf[128];
+    const char *mig = NULL;
+    for (const char *c = product; (c = strstr(c, "-MIG-")) != NULL; c++)
+        mig = c;
+    if (!mig || (size_t)(mig - product) >= sizeof(buf) || !mig[5])
+        return -ENOENT;
+    memcpy(buf, product, (size_t)(mig - product));
+    buf[mig - product] = '\0';
+    const char *prof = mig + 5;
+    size_t n = strlen(prof);
+    if (n > 7 && !strcasecmp(prof + n - 7, "-SHARED"))
+        n -= 7;
+    int m = gs_catalog_find_product(buf);
+    if (m >= 0 && size)
+        snprintf(profile, size, "%.*s", (int)n, prof);
+    return m;
+}

@@ -278,6 +278,16 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
                              name, count);
     if (count && *count)
         gpus = atoll(count);
+    char prof[32];
+    int card = gpus > 0 && product && gs_catalog_find_product(product) < 0
+                   ? gs_catalog_product_mig(product, prof, sizeof(prof))
+                   : -ENOENT;
+    if (card >= 0) /* MIG strategy single: nvidia.com/gpu and its count label are instances */
+        return gs_diag_error_code(d, -ENOENT,
+                                  "Node %s: nvidia.com/gpu.product \"%.80s\" is %s cards in MIG "
+                                  "strategy single, whose %lld GPUs are %s instances, not cards: "
+                                  "gpusched places MIG instances under strategy mixed only",
+                                  name, product, gs_catalog_at(card)->name, (long long)gpus, prof);
     if (gpus > GS_GPUS_MAX || gpus < 0)
         return gs_diag_error(d, "Node %s: %lld GPUs, more than %d%s", name, (long long)gpus,
                              GS_GPUS_MAX,
@@ -290,13 +300,30 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
     r.gpus = (int)gpus;
     r.model = gpus > 0 && product ? gs_catalog_find_product(product) : -1;
     if (gpus > 0 && r.model < 0)
-        return gs_diag_error(d,
-                             "Node %s: nvidia.com/gpu.product \"%.80s\" is no GPU model gpusched "
-                             "knows (A100-SXM4-80GB, H100-SXM5-80GB, T4, ...) for its %lld GPUs",
-                             name, product ? product : "(no label)", (long long)gpus);
+        return gs_diag_error_code(
+            d, -ENOENT,
+            "Node %s: nvidia.com/gpu.product \"%.80s\" is no GPU model gpusched "
+            "knows (A100-SXM4-80GB, H100-SXM5-80GB, T4, ...) for its %lld GPUs",
+            name, product ? product : "(no label)", (long long)gpus);
     *row = r;
     snprintf(zone, GS_NAME_MAX, "%s", z && strlen(z) < GS_NAME_MAX ? z : "");
     *ready = node_ready(node) && !no_pods;
+    return 0;
+}
+
+int gsd_inventory_told(const char *msg)
+{
+    /* FNV-1a of the lines said; past the table's room a line is said again, never lost */
+    static uint64_t said[256];
+    static size_t nsaid;
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = msg; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    for (size_t i = 0; i < nsaid; i++)
+        if (said[i] == h)
+            return 1;
+    if (nsaid < sizeof(said) / sizeof(said[0]))
+        said[nsaid++] = h;
     return 0;
 }
 
@@ -359,9 +386,16 @@ static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, uint8_t **
     json_array_foreach(items, i, node)
     {
         int ready = 1;
-        if (!rc)
-            rc = add_node(s, node, n, &ready, d);
-        if (!rc)
+        if (rc)
+            continue;
+        rc = add_node(s, node, n, &ready, d);
+        if (rc == -ENOENT) { /* a product gpusched does not know: left out, as while it runs */
+            if (d && !gsd_inventory_told(d->msg))
+                gsd_log("error", "Node not taken into the inventory", "error", d->msg, NULL);
+            if (d)
+                d->msg[0] = '\0';
+            rc = 0;
+        } else if (!rc)
             (*down)[s->policy.nnodes - 1] = (uint8_t)!ready;
     }
     json_decref(list);

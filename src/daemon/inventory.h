@@ -29,6 +29,7 @@ struct gs_trace_node;
  * for the scheduler (gs_scenario_free()); *@down (free()), for "kubernetes", one byte per node in
  * inventory order, 1 where the Node was not Ready as read (gsd_inventory_node()), else NULL. Any
  * of the three may be NULL when not wanted.
+ * A GPU Node of a product gpusched does not know is logged and left out (gsd_inventory_node()).
  * Return: 0; -EINVAL/-ENOENT/-EIO with @d (a YAML file with kinds other than Cluster among
  * them, a Node gpusched cannot read, no API server answer, no nodes, no GPU); -ENOMEM.
  */
@@ -40,11 +41,21 @@ int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_clu
  * inventory reads it: *@row its name, CPU, memory, cards and model (as gsd_inventory_load()
  * reads them), @zone its zone ("" none), @taints (room for GS_NODE_TAINTS) its spec.taints,
  * *@ntaints of them, *@ready whether it is Ready (its Ready condition "True", or none given
- * yet). Return: 0; -EINVAL with @d naming the Node and what is wrong (a taint gs_taint_make()
- * refuses: PreferNoSchedule among them).
+ * yet). Return: 0; -ENOENT with @d for a GPU Node whose nvidia.com/gpu.product names no model
+ * of the catalog (gs_catalog_find_product()): such a Node is logged and left out of the
+ * inventory, at start as while gpuschedd runs; -EINVAL with @d naming the Node and what is
+ * wrong (a taint gs_taint_make() refuses: PreferNoSchedule among them).
  */
 int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[GS_NAME_MAX],
                        struct gs_taint *taints, int *ntaints, int *ready, struct gs_diag *d);
+
+/*
+ * gsd_inventory_told() - whether line @msg (a Node left out of the inventory, with why) was
+ * logged already: 1; else 0, and it is remembered, so that a Node read again at every list is
+ * said once (a Node whose reason changes is said again). Not thread-safe: the start and the
+ * Nodes' follower call it, one after the other.
+ */
+int gsd_inventory_told(const char *msg);
 
 /*
  * gsd_inventory_append() - node @r in @zone, with taints @taints[@ntaints] (copied), joins the

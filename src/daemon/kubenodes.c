@@ -59,7 +59,7 @@ static int take(struct gsd_state *st, const json_t *node, int deleted)
         d.warn_ud = "Node taken with a warning";
     }
     if (deleted || gsd_inventory_node(node, &r, zone, tn, &ntn, &ready, &d)) {
-        if (!deleted)
+        if (!deleted && (i >= 0 || !gsd_inventory_told(d.msg)))
             gsd_log(i >= 0 ? "warn" : "error",
                     i >= 0 ? "Node unreadable now: not ready" : "Node not taken into the inventory",
                     "error", d.msg, NULL);

@@ -1149,18 +1149,28 @@ static long node_state(const struct daemon *k, const char *name, int *ready)
 
 /*
  * --nodes kubernetes: the inventory is the API server's Nodes (capacity, the feature-discovery
- * product and count, the zone, the taints); a GPU node of a product gpusched does not know, or
- * a taint it does not read, stops the start naming it.
+ * product and count, the zone, the taints); a GPU node of a product gpusched does not know is
+ * said and left out, a Node it cannot read otherwise stops the start naming it.
  */
 static void test_inventory_from_nodes(void **state)
 {
     (void)state;
     struct daemon k;
     nodes_setup(&k, "  syncSeconds: 0\n");
+    /* a product gpusched does not know, or a MIG strategy single one: said, left out */
     set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
-              KNODE("gpu-b", "NVIDIA-Z9000", "4", "zone-2"), NULL);
-    assert_int_equal(h_start(&k), -1); /* exits: the unknown product */
+              KNODE("gpu-b", "NVIDIA-Z9000", "4", "zone-2"),
+              KNODE("gpu-m", "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "56", "zone-1"));
+    assert_int_equal(h_start(&k), 0);
     assert_true(h_log_has(&k, "Node gpu-b: nvidia.com/gpu.product \\\"NVIDIA-Z9000\\\""));
+    assert_true(h_log_has(&k, "Node gpu-m: nvidia.com/gpu.product "
+                              "\\\"NVIDIA-A100-SXM4-80GB-MIG-1g.10gb\\\" is A100-SXM4-80GB "
+                              "cards in MIG strategy single, whose 56 GPUs are 1g.10gb instances"));
+    int up;
+    assert_int_equal(node_state(&k, "gpu-a", &up), 200);
+    assert_int_equal(node_state(&k, "gpu-b", &up), 404);
+    assert_int_equal(node_state(&k, "gpu-m", &up), 404);
+    assert_int_equal(h_stop(&k), 0);
     /* gpusched-agent's 10 replicas of each card, without the count label: said, not taken */
     set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
               "{\"metadata\":{\"name\":\"gpu-r\",\"labels\":{\"nvidia.com/gpu.product\":"
@@ -1265,6 +1275,19 @@ static void test_inventory_from_nodes(void **state)
     h_cleanup(&k);
 }
 
+/* Lines of @k's log holding @needle. */
+static int log_lines(const struct daemon *k, const char *needle)
+{
+    FILE *fp = fopen(k->log, "r");
+    char line[4096];
+    int n = 0;
+    while (fp && fgets(line, sizeof(line), fp))
+        n += strstr(line, needle) != NULL;
+    if (fp)
+        fclose(fp);
+    return n;
+}
+
 /* Wait (30 s at most) until node @name is known and its readiness is @ready. */
 static void node_becomes(const struct daemon *k, const char *name, int ready)
 {
@@ -1308,6 +1331,32 @@ static void test_nodes_relisted(void **state)
     set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"), KNODE_PODS("gpu-b", "0"),
               NULL);
     node_becomes(&k, "gpu-b", 0);
+    assert_int_equal(h_stop(&k), 0);
+    h_cleanup(&k);
+}
+
+/* A Node of a product gpusched does not know, there as gpuschedd starts, is left out as one made
+ * while it runs is: the start goes on, and the lists after it do not say it again. */
+static void test_unknown_product_said_once(void **state)
+{
+    (void)state;
+    struct daemon k;
+    nodes_setup(&k, "  timeoutSeconds: 2\n  syncSeconds: 1\n");
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE("gpu-x", "NVIDIA-GeForce-RTX-4090", "2", "z"), NULL);
+    assert_int_equal(h_start(&k), 0);
+    /* two lists at least read gpu-x again: one takes gpu-c in, the next finds it NotReady */
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE("gpu-x", "NVIDIA-GeForce-RTX-4090", "2", "z"),
+              KNODE("gpu-c", "Tesla-T4", "4", "zone-3"));
+    node_becomes(&k, "gpu-c", 1);
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE("gpu-x", "NVIDIA-GeForce-RTX-4090", "2", "z"),
+              KNODE_READY("gpu-c", "Tesla-T4", "4", "zone-3", "False"));
+    node_becomes(&k, "gpu-c", 0);
+    int up;
+    assert_int_equal(node_state(&k, "gpu-x", &up), 404);
+    assert_int_equal(log_lines(&k, "Node gpu-x: nvidia.com/gpu.product"), 1);
     assert_int_equal(h_stop(&k), 0);
     h_cleanup(&k);
 }
@@ -1556,6 +1605,7 @@ int main(void)
         cmocka_unit_test(test_watch_releases_at_once),
         cmocka_unit_test(test_inventory_from_nodes),
         cmocka_unit_test(test_nodes_relisted),
+        cmocka_unit_test(test_unknown_product_said_once),
         cmocka_unit_test(test_https_after_reload),
     };
     /* a daemon of its own: every card free at the start */

@@ -55,6 +55,57 @@ static void test_unknown(void **state)
     assert_null(gs_catalog_at(gs_catalog_count()));
 }
 
+/* GPU feature discovery's nvidia.com/gpu.product values: those of cards the catalog holds map to
+ * them; cards it lacks (no figures are made up for them) and MIG instances map to none, the
+ * instance's card told by gs_catalog_product_mig(). */
+static void test_feature_discovery_products(void **state)
+{
+    (void)state;
+    static const char *const known[][2] = {
+        {"NVIDIA-H100-80GB-HBM3", "H100-SXM5-80GB"},
+        {"Tesla-T4", "T4"},
+        {"Tesla-V100-SXM2-16GB", "V100M16"},
+        {"NVIDIA-A100-SXM4-80GB", "A100-SXM4-80GB"},
+        {"NVIDIA-A100-SXM4-40GB", "A100-SXM4-40GB"},
+        {"NVIDIA-L40S", "L40S"},
+        {"NVIDIA-H200", "H200"},
+        {"Tesla-T4-SHARED", "T4"},
+    };
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        int m = gs_catalog_find_product(known[i][0]);
+        if (m < 0 || strcmp(gs_catalog_at(m)->name, known[i][1]))
+            fail_msg("%s: %s, not %s", known[i][0], m < 0 ? "unknown" : gs_catalog_at(m)->name,
+                     known[i][1]);
+    }
+    static const char *const lacking[] = {
+        "NVIDIA-A100-80GB-PCIe",
+        "NVIDIA-A100-PCIE-40GB",
+        "NVIDIA-H100-PCIe",
+        "NVIDIA-L4",
+        "NVIDIA-GeForce-RTX-4090",
+        "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb",
+        "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb-SHARED",
+    };
+    for (size_t i = 0; i < sizeof(lacking) / sizeof(lacking[0]); i++)
+        if (gs_catalog_find_product(lacking[i]) >= 0)
+            fail_msg("%s: taken for %s", lacking[i],
+                     gs_catalog_at(gs_catalog_find_product(lacking[i]))->name);
+    char prof[32] = "";
+    assert_int_equal(
+        gs_catalog_product_mig("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", prof, sizeof(prof)),
+        gs_catalog_find("A100-SXM4-80GB", -1));
+    assert_string_equal(prof, "1g.10gb");
+    assert_int_equal(
+        gs_catalog_product_mig("A100-SXM4-40GB-MIG-3g.20gb-SHARED", prof, sizeof(prof)),
+        gs_catalog_find("A100-SXM4-40GB", -1));
+    assert_string_equal(prof, "3g.20gb");
+    assert_int_equal(gs_catalog_product_mig("NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", NULL, 0),
+                     gs_catalog_find("H100-SXM5-80GB", -1));
+    assert_int_equal(gs_catalog_product_mig("NVIDIA-A100-PCIE-40GB-MIG-1g.5gb", NULL, 0), -ENOENT);
+    assert_int_equal(gs_catalog_product_mig("NVIDIA-A100-SXM4-80GB", NULL, 0), -ENOENT);
+    assert_int_equal(gs_catalog_product_mig("NVIDIA-A100-SXM4-80GB-MIG-", NULL, 0), -ENOENT);
+}
+
 static void test_undisclosed_documented(void **state)
 {
     (void)state;
@@ -70,9 +121,12 @@ static void test_undisclosed_documented(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_trace_models_present),   cmocka_unit_test(test_datacenter_models),
-        cmocka_unit_test(test_aliases_and_case),       cmocka_unit_test(test_unknown),
+        cmocka_unit_test(test_trace_models_present),
+        cmocka_unit_test(test_datacenter_models),
+        cmocka_unit_test(test_aliases_and_case),
+        cmocka_unit_test(test_unknown),
         cmocka_unit_test(test_undisclosed_documented),
+        cmocka_unit_test(test_feature_discovery_products),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
