@@ -136,7 +136,8 @@ static int set_ready(struct gsd_state *st, size_t i, int agent, int api)
     int now = gsd_node_ready(h);
     if (now == was)
         return 0;
-    if (api >= 0) /* an agent's change is logged where its cause is known */
+    h->since_us = gsd_now_us(); /* ready_changed, for a node without an agent too */
+    if (api >= 0)               /* an agent's change is logged where its cause is known */
         gsd_log(now ? "info" : "warn", now ? "node ready" : "node not ready", "node",
                 gs_cluster_node_name(st->cluster, i), "by", "Node object", NULL);
     st->not_ready += now ? (size_t)-1 : 1;
@@ -343,7 +344,8 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
         "cpu_milli", (json_int_t)ni.cpu_milli, "cpu_milli_free", (json_int_t)cpu_left, "memory_mib",
         (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready",
         gsd_node_ready(h), "heartbeats", h->watched, "ready_changed",
-        h->watched ? gsd_time_json(h->since_us) : json_null(), "unhealthy_gpus", bad);
+        h->watched || h->since_us ? gsd_time_json(h->since_us) : json_null(), "unhealthy_gpus",
+        bad);
     const struct gs_policy *pol = &st->inv->policy;
     const struct gs_node_template *nt = &pol->templates[pol->nodes[i].template_index];
     json_object_set_new(n, "max_pods", json_integer(gs_node_max_pods(nt)));

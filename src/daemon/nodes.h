@@ -25,7 +25,8 @@ struct gsd_node_health {
     uint32_t bad_mask; /* unhealthy cards */
     int32_t xid[GS_GPUS_MAX]; /* per unhealthy card: the Xid reported, 0 = none given */
     int64_t last_beat_us;     /* node-monitor clock (gsd_clock_us()) of the last heartbeat */
-    int64_t since_us;         /* wall clock of the last Ready change */
+    int64_t since_us;         /* wall clock of the last Ready change (agent or Node object); 0
+                               * none since the start for a node no agent watches */
 };
 
 /* gsd_node_ready() - whether the node is Ready: its agent and its Node object both say so. */

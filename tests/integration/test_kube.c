@@ -1327,6 +1327,12 @@ static void test_nodes_relisted(void **state)
               KNODE_READY("gpu-c", "Tesla-T4", "4", "zone-3", "False"));
     node_becomes(&k, "gpu-b", 1);
     node_becomes(&k, "gpu-c", 0);
+    /* readiness its Node object changed is dated, as an agent's is */
+    struct answer a;
+    assert_int_equal(h_call(&k, "GET", "/v1/nodes/gpu-c", TOKEN_A, NULL, &a), 0);
+    if (!json_is_string(json_object_get(a.json, "ready_changed")))
+        fail_msg("gpu-c: no ready_changed: %s", a.body);
+    h_answer_free(&a);
     /* a Node whose capacity.pods is 0 runs no pod: not ready while it says so */
     set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"), KNODE_PODS("gpu-b", "0"),
               NULL);
