@@ -15,6 +15,7 @@
 #include "daemon/access.h"
 #include "daemon/config.h"
 #include "daemon/inventory.h"
+#include "daemon/kube.h"
 #include "daemon/podspec.h"
 #include "daemon/quota.h"
 #include "daemon/snapshot.h"
@@ -773,6 +774,28 @@ static void test_podspec(void **state)
 }
 
 /* The extender stanza for kube-scheduler is a KubeSchedulerConfiguration the loader accepts. */
+/* Every annotation and label gpuschedd writes on a pod is named in docs/kubernetes.md, where
+ * the others are listed, and the nudge's in docs/preemption.md too. */
+static void test_pod_annotations_documented(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {
+        "`gpusched.io/node`",          "`gpusched.io/gpu-index`",
+        "`gpusched.io/gpu-milli`",     "`gpusched.io/mig-profile`",
+        "`gpusched.io/mig-placement`", "`" GSD_MANAGED_LABEL ": \"true\"`",
+        "`" GSD_NOMINATED_ANNOTATION,
+    };
+    char *doc = t_slurp("docs/kubernetes.md", NULL), *pre = t_slurp("docs/preemption.md", NULL);
+    assert_non_null(doc);
+    assert_non_null(pre);
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!strstr(doc, keys[i]))
+            fail_msg("docs/kubernetes.md does not name %s", keys[i]);
+    assert_non_null(strstr(pre, "`" GSD_NOMINATED_ANNOTATION "`"));
+    free(doc);
+    free(pre);
+}
+
 static void test_deploy_files(void **state)
 {
     (void)state;
@@ -1016,6 +1039,7 @@ int main(void)
         cmocka_unit_test(test_podspec),
         cmocka_unit_test(test_podspec_create_refusals),
         cmocka_unit_test(test_deploy_files),
+        cmocka_unit_test(test_pod_annotations_documented),
         cmocka_unit_test(test_store),
         cmocka_unit_test(test_podview_text),
     };
