@@ -597,4 +597,17 @@ const struct gs_taint *gs_node_untolerated(const struct gs_policy *pol, size_t n
 const struct gs_taint *gs_node_prefers_not(const struct gs_policy *pol, size_t node,
                                            const struct gs_pod_spec *sp);
 
+/*
+ * gs_node_set_taints() - node @node of @pol has taints @tn[@n] (copied; n 0: none) from now on, in
+ * place of those it had: a Node's spec.taints change while the cluster runs (the node lifecycle
+ * controller lifts node.kubernetes.io/not-ready once kubelet reports Ready; an operator taints or
+ * cordons a node). @pol->taints is made anew (the other nodes' taints kept, in node order: the
+ * same policy, whatever the order of the changes that led to it) and the old list freed: a
+ * scheduler made over @pol must be made again to place by them (gs_tenancy_new()), and a pod it
+ * restores where it ran stays there whatever the node's taints now (gs_tenancy_restore()).
+ * Return: 0; -EINVAL (@node past @pol->nnodes, @n past GS_NODE_TAINTS); -ENOMEM. @pol is
+ * unchanged on error.
+ */
+int gs_node_set_taints(struct gs_policy *pol, size_t node, const struct gs_taint *tn, int n);
+
 #endif

@@ -242,8 +242,9 @@ int gs_tenancy_bind_to(struct gs_tenancy *t, int64_t now, int32_t id, int32_t no
  * store): on node @node, cards @gpu_mask, a MIG instance at @mig_start (else -1), running since
  * @start_us. No decision is made of it. Its work counts from @start_us at the speed it runs at
  * now, unless its spec gives done_us (GS_PLACED_DONE; a snapshot: what it did of its nominal
- * run by the clock's now), which then counts from now. Return: 0; -EINVAL when it does not fit
- * there exactly.
+ * run by the clock's now), which then counts from now. The node's taints do not keep it off (it
+ * ran there: a taint added since keeps new pods away and evicts none, gs_node_set_taints()).
+ * Return: 0; -EINVAL when it does not fit there exactly.
  */
 int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t gpu_mask,
                        int32_t mig_start, int64_t start_us);

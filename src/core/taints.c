@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const effects[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
@@ -199,4 +200,31 @@ const struct gs_taint *gs_node_prefers_not(const struct gs_policy *pol, size_t n
                                            const struct gs_pod_spec *sp)
 {
     return untolerated(pol, node, sp, 1);
+}
+
+int gs_node_set_taints(struct gs_policy *pol, size_t node, const struct gs_taint *tn, int n)
+{
+    if (node >= pol->nnodes || n < 0 || n > GS_NODE_TAINTS)
+        return -EINVAL;
+    size_t total = (size_t)n;
+    for (size_t i = 0; i < pol->nnodes; i++)
+        total += i == node ? 0 : (size_t)pol->nodes[i].ntaints;
+    struct gs_taint *v = malloc((total ? total : 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    size_t at = 0;
+    for (size_t i = 0; i < pol->nnodes; i++) { /* every node's taints in node order */
+        struct gs_scn_node *nd = &pol->nodes[i];
+        const struct gs_taint *from = i == node ? tn : &pol->taints[nd->taint_first];
+        int32_t k = i == node ? n : nd->ntaints;
+        if (k)
+            memcpy(&v[at], from, (size_t)k * sizeof(*v));
+        nd->taint_first = (int32_t)at;
+        nd->ntaints = k;
+        at += (size_t)k;
+    }
+    free(pol->taints);
+    pol->taints = v;
+    pol->ntaints = total;
+    return 0;
 }

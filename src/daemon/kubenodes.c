@@ -21,14 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether Node @r in @zone with taints @tn[@ntn] has the shape and taints inventory node @i was
- * taken in with. */
-static int same_shape(const struct gsd_state *st, size_t i, const struct gs_trace_node *r,
-                      const char *zone, const struct gs_taint *tn, int ntn)
+/* Whether inventory node @i has taints @tn[@ntn], in that order. */
+static int same_taints(const struct gsd_state *st, size_t i, const struct gs_taint *tn, int ntn)
 {
-    struct gs_node_info ni;
     const struct gs_policy *pol = &st->inv->policy;
-    gs_cluster_node_info(st->cluster, i, &ni);
     if (pol->nodes[i].ntaints != ntn)
         return 0;
     for (int k = 0; k < ntn; k++) {
@@ -36,6 +32,16 @@ static int same_shape(const struct gsd_state *st, size_t i, const struct gs_trac
         if (x->effect != tn[k].effect || strcmp(x->key, tn[k].key) || strcmp(x->value, tn[k].value))
             return 0;
     }
+    return 1;
+}
+
+/* Whether Node @r in @zone has the shape inventory node @i was taken in with. */
+static int same_shape(const struct gsd_state *st, size_t i, const struct gs_trace_node *r,
+                      const char *zone)
+{
+    struct gs_node_info ni;
+    const struct gs_policy *pol = &st->inv->policy;
+    gs_cluster_node_info(st->cluster, i, &ni);
     return ni.gpus == r->gpus && (!r->gpus || ni.model == r->model) &&
            pol->templates[pol->nodes[i].template_index].max_pods == r->pods &&
            ni.cpu_milli == r->cpu_milli && ni.memory_mib == r->memory_mib &&
@@ -72,10 +78,15 @@ static int take(struct gsd_state *st, const json_t *node, int deleted)
         return -1;
     }
     i = gs_cluster_find(st->cluster, r.name);
-    int same = same_shape(st, (size_t)i, &r, zone, tn, ntn);
+    /* taints follow the Node: the lifecycle controller lifts node.kubernetes.io/not-ready from
+     * every new Node once kubelet reports Ready, and operators taint and cordon nodes */
+    if (!same_taints(st, (size_t)i, tn, ntn) && gsd_state_set_taints(st, (size_t)i, tn, ntn, &d))
+        gsd_log(st->failed ? "error" : "warn", "Node's taints not taken", "node", r.name, "error",
+                d.msg, NULL);
+    int same = same_shape(st, (size_t)i, &r, zone);
     if (!same && !st->health[i].reshaped)
         gsd_log("warn",
-                "Node changed its cards, CPU, memory, pods, zone or taints: placed as it was until "
+                "Node changed its cards, CPU, memory, pods or zone: placed as it was until "
                 "gpuschedd starts again",
                 "node", r.name, NULL);
     st->health[i].reshaped = (uint8_t)!same;

@@ -945,6 +945,24 @@ int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, cons
     return 0;
 }
 
+int gsd_state_set_taints(struct gsd_state *st, size_t i, const struct gs_taint *taints, int ntaints,
+                         struct gs_diag *d)
+{
+    int rc = gs_node_set_taints(&st->inv->policy, i, taints, ntaints);
+    if (rc) /* nothing changed */
+        return gs_diag_error_code(d, rc, "node %zu: cannot take its taints in (%s)", i,
+                                  strerror(-rc));
+    rc = rebuild(st, d);
+    if (rc) { /* the old scheduler reads the taints that moved: the daemon cannot go on */
+        st->failed = 1;
+        return gs_diag_error_code(d, rc, "node %s: cannot take its taints in (%s)",
+                                  gs_cluster_node_name(st->cluster, i), strerror(-rc));
+    }
+    gsd_snap_node_touch(st, i);
+    gsd_log("info", "node taints changed", "node", gs_cluster_node_name(st->cluster, i), NULL);
+    return 0;
+}
+
 int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_diag *d)
 {
     struct gsd_config *old = st->cfg;

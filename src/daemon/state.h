@@ -200,6 +200,18 @@ int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_dia
 int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, const char *zone,
                        const struct gs_taint *taints, int ntaints, struct gs_diag *d);
 
+/*
+ * gsd_state_set_taints() - inventory node @i has taints @taints[@ntaints] (copied) from now on
+ * (its Node object's spec.taints changed, kubenodes.c): a new scheduler over them (as
+ * gsd_state_add_node() makes one). Pods running there stay, whatever they tolerate
+ * (gs_tenancy_restore()); pending ones go where their tolerations allow now. Nothing about a
+ * node's taints is stored: a restart reads them from the Node objects again. Return: 0;
+ * -EINVAL (@i out of range, too many taints: nothing changed); -ENOMEM with @d (st->failed is set:
+ * the daemon stops).
+ */
+int gsd_state_set_taints(struct gsd_state *st, size_t i, const struct gs_taint *taints, int ntaints,
+                         struct gs_diag *d);
+
 /* Pod table (state.c), used by the API and extender handlers. */
 struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *name);
 /*

@@ -64,6 +64,8 @@ static struct {
     int held_status;          /* that one's status (the others answer binding_status at once) */
     char list[2048];          /* the answer to a list of pods (not recorded) */
     char nodes[2048];         /* the answer to GET /api/v1/nodes (not recorded) */
+    char node_watch[2048];    /* Node watch events, sent by every Node watch until changed (a
+                                 watch of a daemon stopped before may be waiting still) */
     char list_selector[64];   /* its labelSelector */
     int lists;                /* lists answered */
     int no_policy_v1;         /* GET /apis/policy/v1 answers 404, as 1.20 does (not recorded) */
@@ -133,10 +135,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         char body[sizeof(f.nodes)];
         const char *secs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
         int watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch") != NULL;
-        for (int i = 0; watch && i < (secs && atoi(secs) < 2 ? atoi(secs) : 2) * 20; i++)
+        body[0] = '\0';
+        for (int i = 0; watch && !body[0] && i < (secs && atoi(secs) < 2 ? atoi(secs) : 2) * 20;
+             i++) {
+            pthread_mutex_lock(&f.mu);
+            snprintf(body, sizeof(body), "%s", f.node_watch);
+            pthread_mutex_unlock(&f.mu);
             usleep(50000);
+        }
         pthread_mutex_lock(&f.mu);
-        snprintf(body, sizeof(body), "%s", watch ? "" : f.nodes);
+        if (!watch)
+            snprintf(body, sizeof(body), "%s", f.nodes);
         pthread_mutex_unlock(&f.mu);
         return answer(c, 200, body);
     }
@@ -250,7 +259,7 @@ static void fake_reset(void)
     f.watch[0] = '\0';
     f.watches = 0;
     f.watch_rv[0] = '\0';
-    f.nodes[0] = '\0';
+    f.nodes[0] = f.node_watch[0] = '\0';
     f.drop_bindings = 0;
     f.hold = f.hold_one = 0;
     f.held_status = 201;
@@ -1367,6 +1376,104 @@ static void test_unknown_product_said_once(void **state)
     h_cleanup(&k);
 }
 
+/* Hand @events (Node watch lines) to every Node watch from now on (each says them again: the
+ * same Nodes, the same inventory), until the next call. */
+static void node_watch_sends(const char *events)
+{
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.node_watch, sizeof(f.node_watch), "%s", events);
+    pthread_mutex_unlock(&f.mu);
+}
+
+/* A Node watch event line: @type of Node @node (a KNODE text). */
+#define NODE_EVENT(type, node) "{\"type\":\"" type "\",\"object\":" node "}\n"
+
+/* Node @name's taints as @k's GET /v1/nodes/NAME shows them; -1 when it is not known. */
+static int node_taints(const struct daemon *k, const char *name)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/nodes/%s", name);
+    assert_int_equal(h_call(k, "GET", path, TOKEN_A, NULL, &a), 0);
+    int n = a.status == 200 ? (int)json_array_size(json_object_get(a.json, "taints")) : -1;
+    h_answer_free(&a);
+    return n;
+}
+
+/* Wait (30 s at most) until node @name shows @n taints. */
+static void node_taints_become(const struct daemon *k, const char *name, int n)
+{
+    int got = -2;
+    for (int i = 0; i < 600 && (got = node_taints(k, name)) != n; i++)
+        usleep(50000);
+    if (got != n) {
+        char cmd[160];
+        snprintf(cmd, sizeof(cmd), "tail -30 %s >&2", k->log);
+        (void)!system(cmd);
+        fail_msg("node %s: %d taints, not %d", name, got, n);
+    }
+}
+
+/* @k's filter of pod team-a/@name (1 card) on node @node alone, the pod tolerating taint key
+ * @tolerate (NULL: none). Return: "" offered; else why it is refused there (@why, 512 bytes). */
+static const char *filter_on(const struct daemon *k, const char *name, const char *node,
+                             const char *tolerate, char *why)
+{
+    json_t *pod = kube_pod(h_pod("team-a", name, 1, 0), "team-a", name);
+    if (tolerate)
+        json_object_set_new(json_object_get(pod, "spec"), "tolerations",
+                            json_pack("[{s:s, s:s}]", "key", tolerate, "operator", "Exists"));
+    json_t *r =
+        h_verb(k, "filter", json_pack("{s:o, s:n, s:[s]}", "Pod", pod, "Nodes", "NodeNames", node));
+    assert_non_null(r);
+    json_t *names = json_object_get(r, "NodeNames");
+    const char *failed =
+        json_string_value(json_object_get(json_object_get(r, "FailedNodes"), node));
+    int offered =
+        json_array_size(names) == 1 && !strcmp(json_string_value(json_array_get(names, 0)), node);
+    snprintf(why, 512, "%s", offered ? "" : failed ? failed : "(neither offered nor refused)");
+    json_decref(r);
+    return why;
+}
+
+/*
+ * --nodes kubernetes follows each Node's spec.taints: the node.kubernetes.io/not-ready taint the
+ * API server gives every new Node holds it only until the lifecycle controller lifts it, and a
+ * taint added later keeps off the pods that do not tolerate it, as kube-scheduler does.
+ */
+static void test_node_taints_followed(void **state)
+{
+    (void)state;
+    struct daemon k;
+    char why[512];
+    nodes_setup(&k, "  timeoutSeconds: 2\n  syncSeconds: 600\n");
+    set_nodes(
+        KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+        KNODE_TAINTED("gpu-n", "Tesla-T4", "4", "zone-2",
+                      "[{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoSchedule\"}]"),
+        NULL);
+    assert_int_equal(h_start(&k), 0);
+    assert_non_null(strstr(filter_on(&k, "tf-1", "gpu-n", NULL, why), "untolerated taint"));
+    /* kubelet reports Ready: the lifecycle controller lifts the taint (a watch MODIFIED) */
+    node_watch_sends(NODE_EVENT("MODIFIED", KNODE("gpu-n", "Tesla-T4", "4", "zone-2")));
+    node_taints_become(&k, "gpu-n", 0);
+    assert_string_equal(filter_on(&k, "tf-2", "gpu-n", NULL, why), "");
+    assert_true(h_log_has(&k, "msg=\"node taints changed\" node=gpu-n"));
+    assert_false(h_log_has(&k, "placed as it was"));
+    /* an operator taints the node: pods that do not tolerate it are kept off, those that do
+     * are not */
+    node_watch_sends(NODE_EVENT(
+        "MODIFIED", KNODE_TAINTED("gpu-n", "Tesla-T4", "4", "zone-2",
+                                  "[{\"key\":\"maintenance\",\"effect\":\"NoSchedule\"}]")));
+    node_taints_become(&k, "gpu-n", 1);
+    assert_non_null(strstr(filter_on(&k, "tf-3", "gpu-n", NULL, why), "untolerated taint"));
+    assert_string_equal(filter_on(&k, "tf-4", "gpu-n", "maintenance", why), "");
+    assert_string_equal(filter_on(&k, "tf-5", "gpu-a", NULL, why), "");
+    node_watch_sends("");
+    assert_int_equal(h_stop(&k), 0);
+    h_cleanup(&k);
+}
+
 /* Requests the fake got for @method @url so far. */
 static int fake_got(const char *method, const char *url)
 {
@@ -1612,6 +1719,7 @@ int main(void)
         cmocka_unit_test(test_inventory_from_nodes),
         cmocka_unit_test(test_nodes_relisted),
         cmocka_unit_test(test_unknown_product_said_once),
+        cmocka_unit_test(test_node_taints_followed),
         cmocka_unit_test(test_https_after_reload),
     };
     /* a daemon of its own: every card free at the start */

@@ -234,6 +234,47 @@ static void test_restore(void **state)
     teardown_fx(&f);
 }
 
+/* A node's taints changed while pods run there (gs_node_set_taints(), a scheduler made again over
+ * them): the pod that ran there is put back all the same (a taint evicts nothing), a new pod that
+ * does not tolerate the taint goes to the other node, and the taints lifted again take pods. */
+static void test_restore_tainted_since(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("p0", 2, "") POD("p1", 2, "") POD("p2", 2, ""));
+    struct gs_taint tn;
+    const char *field;
+    char why[128];
+    assert_int_equal(gs_taint_make("maintenance", "", "NoSchedule", &tn, &field, why, sizeof(why)),
+                     0);
+    assert_int_equal(gs_node_set_taints(&f.s->policy, 2, &tn, 1), -EINVAL); /* no node 2 */
+    assert_int_equal(gs_node_set_taints(&f.s->policy, 1, &tn, 1), 0);
+    assert_int_equal(f.s->policy.nodes[1].ntaints, 1);
+    assert_string_equal(f.s->policy.taints[f.s->policy.nodes[1].taint_first].key, "maintenance");
+    assert_int_equal(f.s->policy.nodes[0].ntaints, 0);
+    gs_tenancy_free(f.t);
+    struct gs_diag d;
+    gs_diag_init(&d);
+    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, 0};
+    assert_int_equal(gs_tenancy_new(&f.s->policy, &o, &f.t, &d), 0);
+    int32_t a = submit(&f, 10 * S, 0);
+    assert_int_equal(gs_tenancy_restore(f.t, a, 1, 0x3, -1, 3 * S), 0);
+    assert_int_equal(view(&f, a).node, 1);
+    int32_t b = submit(&f, 10 * S, 1);
+    assert_int_equal(gs_tenancy_bind_to(f.t, 10 * S, b, 1), 1);
+    assert_non_null(strstr(view(&f, b).reason, "untolerated taint {maintenance: }"));
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 10 * S, &dec), 1);
+    assert_int_equal(view(&f, b).node, 0);
+    /* lifted: the node takes pods again */
+    assert_int_equal(gs_node_set_taints(&f.s->policy, 1, NULL, 0), 0);
+    assert_int_equal(f.s->policy.nodes[1].ntaints, 0);
+    gs_tenancy_free(f.t);
+    assert_int_equal(gs_tenancy_new(&f.s->policy, &o, &f.t, &d), 0);
+    assert_int_equal(gs_tenancy_bind_to(f.t, 10 * S, submit(&f, 10 * S, 2), 1), 0);
+    teardown_fx(&f);
+}
+
 /* Pods put back over a GPUQuota lowered under them (a reload, a restart) all count: the tenant
  * waits until its use is below the quota again, and what is over its dedicated cards is
  * borrowed, even for pods held in dedicated cards before (here all four, of a quota since cut
@@ -1087,6 +1128,7 @@ int main(void)
         cmocka_unit_test(test_card_health),
         cmocka_unit_test(test_bind_to),
         cmocka_unit_test(test_restore),
+        cmocka_unit_test(test_restore_tainted_since),
         cmocka_unit_test(test_restore_over_quota),
         cmocka_unit_test(test_podgroup_and_probe),
         cmocka_unit_test(test_probe_gang_new_user),

@@ -672,7 +672,13 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
     p->fit.mig_start = mig_start;
     t->restore_charged = (int8_t)p->sp->charged; /* read by the ledger as it charges the pod */
     t->restoring = 1;
+    /* a taint keeps pods from being placed, it does not take them off (NoSchedule never evicts;
+     * NoExecute's evictions are the taint manager's, seen as the pod going): one that ran on a
+     * node tainted since stays there */
+    uint64_t tolerated = p->fit.tolerated;
+    p->fit.tolerated = ~(uint64_t)0;
     int r = gs__tn_bind(t, id, (size_t)node, gpu_mask, NULL);
+    p->fit.tolerated = tolerated;
     t->restore_charged = t->restoring = 0;
     if (r < 0)
         return r;
