@@ -64,6 +64,8 @@ struct gs_tenancy_opts {
     enum gs_way way;
     int convert;         /* an empty card may change mode (gs_fleet_set_modes()); default 1 */
     int64_t min_hold_us; /* after holding its mode that long, microseconds (>= 0) */
+    int nodes_later;     /* 1: @pol may have no node yet (a driver whose nodes join later makes
+                            the scheduler again as they do); its pods wait, "0/0 nodes" */
 };
 
 /* One pod as the scheduler sees it. Strings are owned by the scheduler (or, for the spec's
@@ -136,8 +138,8 @@ struct gs_tenancy_work {
 /*
  * gs_tenancy_new() - a scheduler over @pol's nodes, every card free, no pod. @pol (its nodes,
  * templates, tenants, queues, PodGroups, classes, quotas) is borrowed until gs_tenancy_free().
- * Return: 0 and *@out; -EINVAL with @d (no nodes, an unknown way, a node's template or model
- * unknown); -ENOMEM.
+ * Return: 0 and *@out; -EINVAL with @d (no nodes, unless @o->nodes_later; an unknown way, a
+ * node's template or model unknown); -ENOMEM.
  */
 int gs_tenancy_new(const struct gs_policy *pol, const struct gs_tenancy_opts *o,
                    struct gs_tenancy **out, struct gs_diag *d);

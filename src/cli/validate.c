@@ -971,7 +971,7 @@ static int check_admission(const struct gs_scenario *s, struct gs_diag *d)
     size_t n = default_ways(s, w);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        struct gs_tenancy_opts o = {w[i], s->sim.convert, s->sim.min_hold_us};
+        struct gs_tenancy_opts o = {w[i], s->sim.convert, s->sim.min_hold_us, 0};
         struct gs_diag e;
         gs_diag_init(&e);
         rc = gs_tenancy_new(&s->policy, &o, &run[i], &e);

@@ -130,9 +130,10 @@ static int add_spec(struct gs_cluster *c, const struct gs_scenario *s, size_t i,
     return rc < 0 ? rc : t->gpus;
 }
 
-/* The lookup cluster of @s's nodes: names, zones, shapes and topology. */
-static int cluster_of(const struct gs_scenario *s, const char *path, struct gs_cluster **out,
-                      struct gs_diag *d)
+/* The lookup cluster of @s's nodes: names, zones, shapes and topology. @joining: more nodes
+ * join later (the API server's Nodes), so none, or none with a GPU, is no error yet. */
+static int cluster_of(const struct gs_scenario *s, const char *path, int joining,
+                      struct gs_cluster **out, struct gs_diag *d)
 {
     struct gs_cluster *c;
     if (gs_cluster_new(&c) < 0)
@@ -146,10 +147,16 @@ static int cluster_of(const struct gs_scenario *s, const char *path, struct gs_c
         }
         gpus += rc;
     }
-    if (gpus == 0) {
+    if (gpus == 0 && !joining) {
         gs_cluster_free(c);
         return gs_diag_error(d, "the cluster has no GPU: nothing to schedule GPUs on");
     }
+    if (gpus == 0) /* installed before the GPU nodes joined: they are taken in as they come */
+        gsd_log("warn",
+                s->policy.nnodes ? "kubernetes: no Node has a GPU yet: GPU pods wait until one "
+                                   "joins"
+                                 : "kubernetes: no nodes yet: pods wait until Nodes join",
+                NULL);
     *out = c;
     return 0;
 }
@@ -420,10 +427,11 @@ int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_clu
                : gs_diag_error(d, "--nodes kubernetes needs `kubernetes:` in the DaemonConfig");
     else
         rc = is_yaml(path) ? from_yaml(path, s, d) : from_csv(path, s, d);
-    if (!rc && s->policy.nnodes == 0)
+    int joining = !strcmp(path, "kubernetes"); /* Nodes made later join the inventory */
+    if (!rc && s->policy.nnodes == 0 && !joining)
         rc = gs_diag_error(d, "%s: no nodes", path);
     if (!rc)
-        rc = cluster_of(s, path, &c, d);
+        rc = cluster_of(s, path, joining, &c, d);
     if (rc || !inv)
         gs_scenario_free(s);
     if (rc || !down)

@@ -30,8 +30,11 @@ struct gs_trace_node;
  * inventory order, 1 where the Node was not Ready as read (gsd_inventory_node()), else NULL. Any
  * of the three may be NULL when not wanted.
  * A GPU Node of a product gpusched does not know is logged and left out (gsd_inventory_node()).
+ * "kubernetes" may list no Node yet, or none with a GPU (a warning is logged): the Nodes made
+ * later join (kubenodes.c), and pods wait meanwhile; a file must give nodes and a GPU.
  * Return: 0; -EINVAL/-ENOENT/-EIO with @d (a YAML file with kinds other than Cluster among
- * them, a Node gpusched cannot read, no API server answer, no nodes, no GPU); -ENOMEM.
+ * them, a Node gpusched cannot read, no API server answer, a file of no nodes or no GPU);
+ * -ENOMEM.
  */
 int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_cluster **cluster,
                        struct gs_scenario **inv, uint8_t **down, struct gs_diag *d);

@@ -245,9 +245,9 @@ static int setup(const struct opts *o, struct gsd_state *st)
                 "(deploy/gpuschedd-config.yaml)",
                 "config", o->config ? o->config : "none", NULL);
     run.api_down = down;
+    run.nodes_from_kube = !strcmp(o->nodes, "kubernetes");
     rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, &run, &d);
     free(down);
-    st->nodes_from_kube = !strcmp(o->nodes, "kubernetes");
     if (rc) {
         gsd_log("error", "cannot start", "error", d.msg[0] ? d.msg : strerror(-rc), NULL);
         gsd_state_free(st);

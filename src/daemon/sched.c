@@ -103,7 +103,10 @@ int gsd_sched_open(struct gsd_state *st, struct gs_diag *d)
     s->pol.taints = st->inv->policy.taints;
     s->pol.ntaints = st->inv->policy.ntaints;
     int rc = merge_tenants(st, files);
-    struct gs_tenancy_opts o = {.way = (enum gs_way)st->way, .convert = 1, .min_hold_us = 0};
+    struct gs_tenancy_opts o = {.way = (enum gs_way)st->way,
+                                .convert = 1,
+                                .min_hold_us = 0,
+                                .nodes_later = st->nodes_from_kube};
     if (!rc)
         rc = gs_tenancy_new(&s->pol, &o, &s->tn, d);
     for (size_t i = 0; !rc && i < st->ngroups; i++) {

@@ -377,6 +377,16 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
     if (new_pod(st, spec, tenant, source, &p, e))
         return NULL;
     int rc = gsd_sched_submit(st, p, e);
+    if (rc == -EINVAL && node < 0 && st->nodes_from_kube &&
+        gs_fleet_card_count(gs_tenancy_fleet(st->sched.tn)) == 0) {
+        /* no GPU node has joined yet (gpuschedd installed first): what the pod asks is measured
+         * against no card at all; it waits, held back as a reload holds one, and is submitted
+         * again as each Node joins (rebuild()) */
+        snprintf(p->reason, sizeof(p->reason),
+                 "0/%zu nodes are available: no GPU node has joined yet (%.200s)",
+                 gs_cluster_node_count(st->cluster), e->msg);
+        rc = 0;
+    }
     if (rc) {
         free_pod(p);
         return NULL;
@@ -759,6 +769,7 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     memset(st, 0, sizeof(*st));
     st->manual_clock = run ? run->manual_clock : 0;
     st->way = run ? run->way : GS_WAY_FULL;
+    st->nodes_from_kube = run ? run->nodes_from_kube : 0;
     st->cfg = cfg;
     st->cluster = cluster;
     st->inv = inv;

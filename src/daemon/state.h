@@ -171,6 +171,7 @@ struct gsd_runopts {
     /* per inventory node, 1: its Node object not Ready as the inventory read it
      * (gsd_inventory_load()'s @down; borrowed for the call); NULL: none known */
     const uint8_t *api_down;
+    int nodes_from_kube; /* 1: --nodes kubernetes (gsd_state's; the inventory may start empty) */
 };
 
 /*

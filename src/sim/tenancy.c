@@ -355,7 +355,7 @@ static int alloc_state(struct gs_tsim *t)
 int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **out,
                 struct gs_diag *d)
 {
-    struct gs_tenancy_opts o = {way, s->sim.convert, s->sim.min_hold_us};
+    struct gs_tenancy_opts o = {way, s->sim.convert, s->sim.min_hold_us, 0};
     struct gs_tenancy *sched;
     int r = gs_tenancy_new(&s->policy, &o, &sched, d);
     if (r < 0)

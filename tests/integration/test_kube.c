@@ -1474,6 +1474,68 @@ static void test_node_taints_followed(void **state)
     h_cleanup(&k);
 }
 
+/* Wait (30 s at most) until @k's pod team-a/@name is in @state. */
+static void pod_state_becomes(const struct daemon *k, const char *name, const char *state)
+{
+    char path[96], got[32] = "";
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    for (int i = 0; i < 600 && strcmp(got, state); i++) {
+        struct answer a;
+        assert_int_equal(h_call(k, "GET", path, TOKEN_A, NULL, &a), 0);
+        const char *s = json_string_value(json_object_get(a.json, "state"));
+        snprintf(got, sizeof(got), "%s", s ? s : "");
+        h_answer_free(&a);
+        if (strcmp(got, state))
+            usleep(50000);
+    }
+    if (strcmp(got, state))
+        fail_msg("pod %s: %s, not %s", name, got, state);
+}
+
+/*
+ * --nodes kubernetes installed before any Node exists: gpuschedd starts (a warning says so),
+ * answers every read, keeps posted pods waiting, and takes the Nodes in as they are made.
+ */
+static void test_nodes_none_yet(void **state)
+{
+    (void)state;
+    struct daemon k;
+    struct answer a;
+    char why[512];
+    nodes_setup(&k, "  timeoutSeconds: 2\n  syncSeconds: 600\n");
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[]}");
+    pthread_mutex_unlock(&f.mu);
+    assert_int_equal(h_start(&k), 0);
+    assert_true(h_log_has(&k, "kubernetes: no nodes yet"));
+    const char *reads[][2] = {{"/v1/nodes", TOKEN_A},
+                              {"/metrics", NULL},
+                              {"/v1/snapshot", TOKEN_ADMIN},
+                              {"/v1/pods", TOKEN_A}};
+    for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+        assert_int_equal(h_call(&k, "GET", reads[i][0], reads[i][1], NULL, &a), 0);
+        if (a.status != 200)
+            fail_msg("GET %s: %ld %s", reads[i][0], a.status, a.body);
+        h_answer_free(&a);
+    }
+    json_t *p = h_submit(&k, TOKEN_A, h_pod("team-a", "ne-1", 1, 0), 201);
+    assert_string_equal(json_string_value(json_object_get(p, "state")), "pending");
+    assert_non_null(
+        strstr(json_string_value(json_object_get(p, "reason")), "0/0 nodes are available"));
+    json_decref(p);
+    assert_string_not_equal(filter_on(&k, "ne-2", "gpu-a", NULL, why), "");
+    node_watch_sends(NODE_EVENT("ADDED", KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1")));
+    node_becomes(&k, "gpu-a", 1);
+    pod_state_becomes(&k, "ne-1", "running");
+    assert_string_equal(filter_on(&k, "ne-3", "gpu-a", NULL, why), "");
+    assert_int_equal(h_call(&k, "GET", "/metrics", NULL, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+    node_watch_sends("");
+    assert_int_equal(h_stop(&k), 0);
+    h_cleanup(&k);
+}
+
 /* Requests the fake got for @method @url so far. */
 static int fake_got(const char *method, const char *url)
 {
@@ -1720,6 +1782,7 @@ int main(void)
         cmocka_unit_test(test_nodes_relisted),
         cmocka_unit_test(test_unknown_product_said_once),
         cmocka_unit_test(test_node_taints_followed),
+        cmocka_unit_test(test_nodes_none_yet),
         cmocka_unit_test(test_https_after_reload),
     };
     /* a daemon of its own: every card free at the start */

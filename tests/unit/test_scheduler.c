@@ -72,7 +72,7 @@ static void setup_fx_hold(struct fx *f, const char *pods, int64_t hold_us)
         r = gs_scenario_resolve(f->s, &d);
     if (r)
         fail_msg("%s", d.msg);
-    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, hold_us};
+    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, hold_us, 0};
     assert_int_equal(gs_tenancy_new(&f->s->policy, &o, &f->t, &d), 0);
 }
 
@@ -255,7 +255,7 @@ static void test_restore_tainted_since(void **state)
     gs_tenancy_free(f.t);
     struct gs_diag d;
     gs_diag_init(&d);
-    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, 0};
+    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, 0, 0};
     assert_int_equal(gs_tenancy_new(&f.s->policy, &o, &f.t, &d), 0);
     int32_t a = submit(&f, 10 * S, 0);
     assert_int_equal(gs_tenancy_restore(f.t, a, 1, 0x3, -1, 3 * S), 0);
@@ -771,7 +771,7 @@ static struct churn *churn_new(void)
     free(pods);
     struct gs_diag d;
     gs_diag_init(&d);
-    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, 0};
+    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, 0, 0};
     assert_int_equal(gs_tenancy_new(&c->f.s->policy, &o, &c->b, &d), 0);
     return c;
 }
@@ -937,7 +937,7 @@ static void test_released_without_gangs(void **state)
     gs_tenancy_free(f.t);
     struct gs_diag d;
     gs_diag_init(&d);
-    struct gs_tenancy_opts o = {GS_WAY_EXCLUSIVE, 1, 0};
+    struct gs_tenancy_opts o = {GS_WAY_EXCLUSIVE, 1, 0, 0};
     assert_int_equal(gs_tenancy_new(&f.s->policy, &o, &f.t, &d), 0);
     int32_t m0 = submit(&f, 0, 0);
     const struct gs_decision *dec;

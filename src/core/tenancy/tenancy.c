@@ -142,7 +142,7 @@ int gs_tenancy_new(const struct gs_policy *pol, const struct gs_tenancy_opts *o,
 {
     if ((unsigned)o->way >= GS_WAY_COUNT)
         return gs_diag_error(d, "unknown way %d", (int)o->way);
-    if (pol->nnodes == 0)
+    if (pol->nnodes == 0 && !o->nodes_later)
         return gs_diag_error(d, "the scenario has no nodes (a Cluster document lists them)");
     struct gs_tenancy *t = calloc(1, sizeof(*t));
     if (!t)
