@@ -35,11 +35,11 @@ if [ ! -e "$share" ]; then
         fail "installed gpusched did not look in $share: $(cat "$stage/err")"
 fi
 # deploy/Containerfile's runtime stage installs the Debian package of every library the installed
-# programs link (libc6 is in every image).
+# programs link (libc6 is in every image; the sanitizers' runtimes belong to a test build only).
 if command -v dpkg >/dev/null && command -v readelf >/dev/null; then
     for p in gpusched gpuschedd gpusched-agent; do
         readelf -d "$stage$prefix/bin/$p" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'
-    done | sort -u | while read -r lib; do
+    done | sort -u | grep -vE '^lib(a|ub|l|t)san\.so' | while read -r lib; do
         path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
         [ -n "$path" ] || fail "$lib: ldconfig does not know it"
         real=$(readlink -f "$path")
