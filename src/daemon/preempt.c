@@ -94,37 +94,6 @@ static int read_victim(struct preempt *pr, const char *node, size_t i, const jso
     return 0;
 }
 
-static int by_uid(const void *a, const void *b)
-{
-    const struct victim *x = *(const struct victim *const *)a,
-                        *y = *(const struct victim *const *)b;
-    int c = strcmp(x->uid, y->uid);
-    return c ? c : (x > y) - (x < y); /* in the order proposed */
-}
-
-/* A victim proposed twice on a node would be kept for the first: refused, as filter refuses a node
- * named twice. O(n log n). Return: 0; -EINVAL with @pr's field; -ENOMEM. */
-static int refuse_twice(struct preempt *pr, const struct proposal *p)
-{
-    const struct victim **u = malloc((p->n + 1) * sizeof(*u));
-    if (!u)
-        return -ENOMEM;
-    for (size_t i = 0; i < p->n; i++)
-        u[i] = &p->v[i];
-    qsort(u, p->n, sizeof(*u), by_uid);
-    int rc = 0;
-    for (size_t i = 1; i < p->n && !rc; i++) {
-        if (strcmp(u[i - 1]->uid, u[i]->uid))
-            continue;
-        char what[400];
-        snprintf(what, sizeof(what), "the victim of %s.%.128s.Pods[%zu] again", pr->map, p->node,
-                 (size_t)(u[i - 1] - p->v));
-        rc = bad(pr, what, "%s.%.128s.Pods[%zu]", pr->map, p->node, (size_t)(u[i] - p->v));
-    }
-    free(u);
-    return rc;
-}
-
 /* One node's Victims: {"Pods": [...], "NumPDBViolations": n}. */
 static int read_node(struct preempt *pr, const char *node, const json_t *val, struct proposal *p)
 {
@@ -149,7 +118,7 @@ static int read_node(struct preempt *pr, const char *node, const json_t *val, st
             return rc;
         p->n++;
     }
-    return refuse_twice(pr, p);
+    return 0;
 }
 
 /* The proposals of @args: NodeNameToMetaVictims when given, else NodeNameToVictims. */
@@ -181,8 +150,8 @@ static int read_args(struct preempt *pr, const json_t *args)
 /*
  * Find the pods gpusched holds among the victims, by UID (bind records kube-scheduler's): one pass
  * over the pods, the proposed UIDs hashed. A victim counts only on the node it was proposed on;
- * one proposed on two nodes (a pod runs on one) is refused, naming the second, as one proposed
- * twice on a node is (refuse_twice()): kept for one node alone, it silently emptied the answer.
+ * one proposed twice, on one node or on two (a pod runs on one), is refused, naming the second:
+ * kept for the first alone, it silently emptied the answer (filter refuses a node named twice).
  * Return: 0; -EINVAL with @pr's field; -ENOMEM.
  */
 static int match(struct preempt *pr)
