@@ -118,6 +118,14 @@ int gs_sim_reference_order(const struct gs_trace_node *nodes, size_t nnodes,
 void gs_sim_run_free(struct gs_sim_run *r);
 
 /*
+ * gs_sim_last_pct() - the arrived share of @r's last arrival, in whole % of capacity rounded as
+ * gs_sim_alloc_at() rounds it (so gs_sim_alloc_at(@r, gs_sim_last_pct(@r)) is a figure), e.g.
+ * 130 for a trace replayed to 129.99 %. Arrivals only grow, so it is the last point of the curve.
+ * Return: the %, or -1 when @r placed nothing or has no capacity.
+ */
+int gs_sim_last_pct(const struct gs_sim_run *r);
+
+/*
  * gs_sim_alloc_at() - GPU allocation at @pct % arrived, in basis points of capacity (9523 =
  * 95.23 %): the mean allocation over the arrivals whose arrived share rounds to @pct % of
  * capacity, else over those within one point of it (the study's merge_alloc_discrete rule).

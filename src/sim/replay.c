@@ -239,12 +239,17 @@ out:
     return 0;
 }
 
+/* Arrived @milli GPUs as a % of @r's capacity, rounded to the nearest point. */
+static int64_t round_pct(const struct gs_sim_run *r, int64_t milli)
+{
+    return (milli * 200 + r->capacity_milli) / (2 * r->capacity_milli);
+}
+
 static int64_t mean_bp(const struct gs_sim_run *r, int pct, int slack)
 {
     int64_t sum = 0, cnt = 0;
     for (size_t i = 0; i < r->n; i++) {
-        /* arrived % rounded to the nearest point */
-        int64_t a = (r->ev[i].arrived_milli * 200 + r->capacity_milli) / (2 * r->capacity_milli);
+        int64_t a = round_pct(r, r->ev[i].arrived_milli);
         if (a - pct <= slack && pct - a <= slack) {
             sum += r->ev[i].used_milli;
             cnt++;
@@ -254,6 +259,13 @@ static int64_t mean_bp(const struct gs_sim_run *r, int pct, int slack)
         return -1;
     /* basis points of capacity, rounded */
     return (sum * 20000 / r->capacity_milli / cnt + 1) / 2;
+}
+
+int gs_sim_last_pct(const struct gs_sim_run *r)
+{
+    if (!r->n || r->capacity_milli <= 0)
+        return -1;
+    return (int)round_pct(r, r->ev[r->n - 1].arrived_milli);
 }
 
 int64_t gs_sim_alloc_at(const struct gs_sim_run *r, int pct)

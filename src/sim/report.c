@@ -316,11 +316,12 @@ static json_t *pod_json(const struct gs_report_ctx *ctx, const struct gs_sim_eve
 }
 
 /* The allocation curve: allocation % (gs_sim_alloc_at()) at each whole arrived % up to where the
- * arrivals stopped, as the FGD study plots it; null where no arrival came near a point. */
-static json_t *curve_json(const struct figures *m, const struct gs_sim_run *r)
+ * arrivals stopped, rounded as the summary's points are, as the FGD study plots it; null where no
+ * arrival came near a point. */
+static json_t *curve_json(const struct gs_sim_run *r)
 {
     json_t *arrived = json_array(), *alloc = json_array();
-    for (int pct = 0; pct <= m->arrived_bp / 100; pct++) {
+    for (int pct = 0; pct <= gs_sim_last_pct(r); pct++) {
         json_array_append_new(arrived, json_integer(pct));
         json_array_append_new(alloc, bp_json(gs_sim_alloc_at(r, pct)));
     }
@@ -338,7 +339,7 @@ static json_t *run_json(const struct gs_report_ctx *ctx, const struct gs_sim_run
     json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
     json_object_set_new(o, "pods", pods);
     json_object_set_new(o, "summary", summary_json(r, &m));
-    json_object_set_new(o, "curve", curve_json(&m, r));
+    json_object_set_new(o, "curve", curve_json(r));
     return o;
 }
 

@@ -98,6 +98,12 @@ static void test_alloc_at_rule(void **state)
     assert_int_equal(gs_sim_alloc_at(&r, 100), 9250); /* mean of 90.00 and 95.00 % */
     assert_int_equal(gs_sim_alloc_at(&r, 102), 9800); /* none at 102: within one point */
     assert_int_equal(gs_sim_alloc_at(&r, 80), -1);
+    assert_int_equal(gs_sim_last_pct(&r), 103);
+    ev[2].arrived_milli = 10296; /* 102.96 % rounds to 103: the curve's last point is a figure */
+    assert_int_equal(gs_sim_last_pct(&r), 103);
+    assert_int_equal(gs_sim_alloc_at(&r, gs_sim_last_pct(&r)), 9800);
+    r.n = 0;
+    assert_int_equal(gs_sim_last_pct(&r), -1);
 }
 
 struct eighth {
