@@ -1328,6 +1328,83 @@ static int succeeded(struct gsd_state *st, struct gsd_pod *p)
     return rc;
 }
 
+/* Pod @key ("NS/NAME") is not adopted, for @why: said once a list, and counted. */
+static void adopt_refused(struct gsd_state *st, const char *key, const char *why)
+{
+    st->adopt_refused_total++;
+    gsd_log("warn", "bound pod not adopted: its cards stay free for gpusched", "pod", key, "error",
+            why, NULL);
+}
+
+/*
+ * Kubernetes pod @pod, bound by gpuschedd's annotations to a node of the inventory, which
+ * gpuschedd does not hold (its store lost or older): taken in on the cards they name, read as
+ * filter reads a pod, its tenant that of its namespace. Return: 1 adopted; 0 refused (logged);
+ * -EIO the store failed.
+ */
+static int adopt(struct gsd_state *st, const char *key, const json_t *pod)
+{
+    char why[GS_DIAG_MSG_MAX] = "", *text = json_dumps(pod, JSON_COMPACT);
+    const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    struct gsd_assigned a;
+    struct gsd_podspec spec = {0};
+    struct gsd_ferr e = {0};
+    int rc = gsd_pod_assigned(st, ann, &a, why, sizeof(why));
+    if (!rc && (!node || strcmp(node, gs_cluster_node_name(st->cluster, (size_t)a.node))))
+        snprintf(why, sizeof(why), "annotation " GSD_NODE_ANNOTATION " names %s, spec.nodeName %s",
+                 gs_cluster_node_name(st->cluster, (size_t)a.node), node ? node : "none");
+    if (!why[0] && !text)
+        snprintf(why, sizeof(why), "out of memory");
+    if (!why[0] && !pod_of_text(text, &spec, why, sizeof(why)))
+        gsd_ns_unowned(st, spec.ns, why, sizeof(why));
+    free(text);
+    struct gsd_pod *p = NULL;
+    if (!why[0]) {
+        const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
+        p = gsd_pod_adopt(st, &spec, owner ? owner->name : "", &a, &e);
+        snprintf(why, sizeof(why), "%s", p ? "" : e.msg);
+    }
+    gsd_podspec_clear(&spec);
+    if (st->failed)
+        return -EIO;
+    if (!p) {
+        adopt_refused(st, key, why);
+        return 0;
+    }
+    char gpus[GS_GPU_LIST_MAX];
+    gs_gpu_list_text(p->pl.gpu_mask, gpus);
+    gsd_log("info", "pod adopted from the API server", "pod", key, "tenant", p->tenant, "node",
+            gs_cluster_node_name(st->cluster, (size_t)p->pl.node), "gpus", gpus, NULL);
+    return 1;
+}
+
+/* Every pod of @live (gsd_kube_live()) bound by gpuschedd's annotations that it does not hold,
+ * adopted where its cards are free for it. Return: pods adopted; -EIO. */
+static int adopt_all(struct gsd_state *st, const json_t *live)
+{
+    const char *key;
+    json_t *v;
+    int n = 0;
+    json_object_foreach((json_t *)live, key, v)
+    {
+        const json_t *pod = json_object_get(v, "pod");
+        const char *slash = strchr(key, '/');
+        if (!pod || !slash || (size_t)(slash - key) >= GSD_NAME_MAX)
+            continue;
+        char ns[GSD_NAME_MAX];
+        memcpy(ns, key, (size_t)(slash - key));
+        ns[slash - key] = '\0';
+        if (gsd_pod_find(st, ns, slash + 1))
+            continue; /* held: placed here, or adopted by an earlier list */
+        int rc = adopt(st, key, pod);
+        if (rc < 0)
+            return rc;
+        n += rc;
+    }
+    return n;
+}
+
 int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us)
 {
     int n = 0;
@@ -1352,7 +1429,7 @@ int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_u
             return -EIO;
         n++;
     }
-    return n;
+    return adopt_all(st, live) < 0 ? -EIO : n;
 }
 
 /* The pod bind took cards for under @key ("NS/NAME") with UID @uid (or one bound with none). */

@@ -39,7 +39,12 @@ void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b);
  * absent from @live (gsd_kube_live()), or there under another UID (deleted and made again), as
  * long as it was bound timeoutSeconds and a second before @listed_us (wall clock: when the list
  * was asked for): a bind's API calls, which label the pod, end within timeoutSeconds of its
- * commit, so a pod still being bound is never taken for gone. Return: pods released; -EIO.
+ * commit, so a pod still being bound is never taken for gone. Then every pod of @live bound by
+ * gpuschedd's annotations (an entry with "pod") that it holds under no name is adopted
+ * (gsd_pod_adopt()) on the cards they name, or, where they are malformed or not free for it,
+ * left out with a warning in the log naming the pod, the annotation and why (counted in
+ * st->adopt_refused_total, each list anew). Run on the scheduler thread, inside a batch.
+ * Return: pods released; -EIO (the store failed).
  */
 int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us);
 /*

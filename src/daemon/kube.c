@@ -543,6 +543,15 @@ static const char *pod_key(const json_t *pod, char *key, size_t cap, int *finish
     return uid;
 }
 
+/* Whether running pod @pod carries gpuschedd's assignment and is not being deleted: one
+ * gpuschedd may have to take into its books (gsd_extender_sync()), so the list keeps it whole. */
+static int adoptable(const json_t *pod)
+{
+    const json_t *md = json_object_get(pod, "metadata");
+    return json_object_get(json_object_get(md, "annotations"), GSD_NODE_ANNOTATION) &&
+           !json_object_get(md, "deletionTimestamp");
+}
+
 /* The pods of one page of a list into @live; the continue token into *@cont (NULL: last page),
  * the list's resourceVersion into @rv. Return: 0; -EIO with @why. */
 static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *live, char **cont,
@@ -574,7 +583,9 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
             json_decref(j);
             return -EIO;
         }
-        if (!finished)
+        if (!finished && adoptable(item))
+            json_object_set_new(live, key, json_pack("{s:s, s:O}", "uid", uid, "pod", item));
+        else if (!finished)
             json_object_set_new(live, key, json_string(uid));
         else if (finished == 2) /* it counts towards its gang: gsd_kube_succeeded() */
             json_object_set_new(live, key,
@@ -592,8 +603,9 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
 
 const char *gsd_kube_succeeded(const json_t *v, int *succeeded)
 {
-    *succeeded = json_is_object(v);
-    return json_string_value(*succeeded ? json_object_get(v, "uid") : v);
+    const char *phase = json_string_value(json_object_get(v, "phase"));
+    *succeeded = phase && !strcmp(phase, "Succeeded");
+    return json_string_value(json_is_object(v) ? json_object_get(v, "uid") : v);
 }
 
 int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,

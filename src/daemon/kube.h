@@ -109,9 +109,11 @@ int gsd_kube_bind(struct gsd_bind *b);
  * /api/v1/pods?fieldSelector=spec.nodeName!= in pages of 500, each within k->timeout_ms and all
  * of them within 20 of it, less those whose status.phase is Failed; one Succeeded is listed as
  * {"uid": UID, "phase": "Succeeded"} (the cards of both are free though the objects stay; a
- * Succeeded pod counts towards its gang). Blocks; call it on no thread that holds the state; it
- * gives up between pages once *@stop is set. Return: 0, *@live, an object of "NS/NAME" to
- * metadata.uid or that object (new reference), and @rv the list's resourceVersion ("" when it gave
+ * Succeeded pod counts towards its gang); one not finished and not being deleted that carries
+ * the annotation gpusched.io/node as {"uid": UID, "pod": the Pod object} (gpuschedd may have to
+ * adopt it). Blocks; call it on no thread that holds the state; it gives up between pages once
+ * *@stop is set. Return: 0, *@live, an object of "NS/NAME" to metadata.uid or one of those
+ * objects (new reference), and @rv the list's resourceVersion ("" when it gave
  * none; @rv may be NULL); -EIO with @why (no connection, a refusal, not a pod list, an item without
  * namespace, name or uid, a continue token given twice, too slow, the token, @stop); -ENOMEM.
  */
@@ -120,7 +122,8 @@ int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **liv
 
 /*
  * gsd_kube_succeeded() - an entry of gsd_kube_live()'s list, or of pods gone (@v: a UID, or
- * {"uid", "phase": "Succeeded"}): its UID, NULL when it is neither; *@succeeded 1 for the second.
+ * {"uid", "phase": "Succeeded"}, or {"uid", "pod"}): its UID, NULL when it is none of them;
+ * *@succeeded 1 for the second, else 0.
  */
 const char *gsd_kube_succeeded(const json_t *v, int *succeeded);
 

@@ -178,6 +178,14 @@ static void counters(struct gsd_text *b, const struct gsd_snap *n, const struct 
     counter(b, "gpusched_pods_placed_total", "Pods given cards since the start.", n->placed_total);
     counter(b, "gpusched_pods_cancelled_total", "Pods cancelled since the start.",
             n->cancelled_total);
+    counter(b, "gpusched_pods_adopted_total",
+            "Pods found bound in Kubernetes by gpusched's annotations, not in its store, and "
+            "taken in on the cards they name, since the start.",
+            n->adopted_total);
+    counter(b, "gpusched_pods_adoption_refused_total",
+            "Pods found bound in Kubernetes by gpusched's annotations, not in its store, left out "
+            "(annotations malformed, or the cards not free for them), once per pod per list.",
+            n->adopt_refused_total);
     counter(b, "gpusched_pods_requeued_total",
             "Running pods sent back to pending since the start because a node or card failed.",
             n->requeued_total);

@@ -297,6 +297,23 @@ static int started(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     return 0;
 }
 
+int gsd_sched_adopt(struct gsd_state *st, struct gsd_pod *p, int node, uint32_t gpu_mask,
+                    int mig_start)
+{
+    int64_t now = gsd_sched_now(st);
+    /* the core's rule of what a pod may hold on a node, as a restart puts a stored pod back:
+     * exactly those cards, free, of the mode and size its spec asks */
+    int rc = gs_tenancy_restore(st->sched.tn, p->sid, node, gpu_mask, mig_start, now);
+    if (rc == -EINVAL)
+        return 1;
+    if (rc)
+        return rc;
+    p->state = GSD_RUNNING; /* not linked yet: linking counts it running */
+    p->start_us = now;      /* it counts (quotas, bills) from now: its run before is not known */
+    gsd_sched_sync(st, p);
+    return 0;
+}
+
 void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct gsd_pod *p)
 {
     struct gsd_bind **v =

@@ -65,6 +65,18 @@ int gsd_sched_submit(struct gsd_state *st, struct gsd_pod *p, struct gsd_ferr *e
  */
 int gsd_sched_run(struct gsd_state *st);
 
+/*
+ * gsd_sched_adopt() - submitted pod @p, not linked yet (no pass since its submission), runs from
+ * now on node @node (inventory index) on cards @gpu_mask (bit i: card i), its MIG instance at
+ * @mig_start (-1 none): a pod found bound in Kubernetes by gpuschedd's annotations that its
+ * store does not hold. gs_tenancy_restore() decides whether it fits there exactly (the rule a
+ * restart puts a stored pod back by); no decision is made of it; its run counts from now, over
+ * quota too. Return: 0 (p->state GSD_RUNNING, its placement synced); 1 it does not fit there
+ * (@p still pending); -ENOMEM.
+ */
+int gsd_sched_adopt(struct gsd_state *st, struct gsd_pod *p, int node, uint32_t gpu_mask,
+                    int mig_start);
+
 /* gsd_sched_take() - carry out the decisions events made since the last run, without a pass
  * (a bind the extender asked, a node failing). Return: as gsd_sched_run(). */
 int gsd_sched_take(struct gsd_state *st);

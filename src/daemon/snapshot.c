@@ -811,6 +811,8 @@ static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
     n->requeued_total = st->requeued_total;
     n->preempted_total = st->preempted_total;
     n->reclaimed_total = st->reclaimed_total;
+    n->adopted_total = st->adopted_total;
+    n->adopt_refused_total = st->adopt_refused_total;
     n->quse = malloc((nt ? nt : 1) * sizeof(*n->quse));
     n->rq_used = malloc((nrq ? nrq : 1) * sizeof(*n->rq_used));
     if (!n->quse || !n->rq_used)
@@ -995,8 +997,8 @@ json_t *gsd_podview_assignment(const struct gsd_podview *v)
     char idx[GS_GPU_LIST_MAX], milli[16];
     gs_gpu_list_text(v->cards, idx);
     snprintf(milli, sizeof(milli), "%u", v->card_milli);
-    json_object_set_new(a, "gpusched.io/node", json_string(v->node_name));
-    json_object_set_new(a, "gpusched.io/gpu-index", json_string(idx));
+    json_object_set_new(a, GSD_NODE_ANNOTATION, json_string(v->node_name));
+    json_object_set_new(a, GSD_CARDS_ANNOTATION, json_string(idx));
     json_object_set_new(a, "gpusched.io/gpu-milli", json_string(milli));
     if (v->mig[0]) { /* the instance NVIDIA's tools would create: -cgi PROFILE at START */
         snprintf(milli, sizeof(milli), "%d", v->mig_start);
@@ -1204,7 +1206,7 @@ static void put_annotations(struct out *o, const struct gsd_podview *v, const ch
     char idx[GS_GPU_LIST_MAX], milli[24], start[24];
     gs_gpu_list_text(v->cards, idx);
     milli[decimal(milli, v->card_milli)] = start[decimal(start, v->mig_start)] = '\0';
-    const char *keys[] = {"gpusched.io/node", "gpusched.io/gpu-index", "gpusched.io/gpu-milli",
+    const char *keys[] = {GSD_NODE_ANNOTATION, GSD_CARDS_ANNOTATION, "gpusched.io/gpu-milli",
                           "gpusched.io/mig-profile", "gpusched.io/mig-placement"};
     const char *vals[] = {v->node_name, idx, milli, v->mig, start};
     int n = !v->running ? 0 : v->mig[0] ? 5 : 3, put_yet[5] = {0}, first = 1;

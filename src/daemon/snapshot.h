@@ -120,7 +120,8 @@ struct gsd_snap {
     struct gsd_nodechunk **nchunk; /* read with gsd_snap_node() */
     struct gsd_hist sched_lat, commit_lat, publish_lat;
     uint64_t placed_total, cancelled_total, requeued_total, preempted_total, reclaimed_total;
-    struct gsd_quota_use *quse; /* per cfg tenant */
+    uint64_t adopted_total, adopt_refused_total; /* pods found bound in Kubernetes */
+    struct gsd_quota_use *quse;                  /* per cfg tenant */
     int64_t (*rq_used)[GSD_RQ_RES];
     struct gsd_queueview *queues; /* the Queue documents', then `default` unless one defines it */
     size_t nqueues;

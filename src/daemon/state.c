@@ -427,6 +427,111 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
     return p;
 }
 
+/* A string annotation @key of @ann, or NULL. */
+static const char *ann_str(const json_t *ann, const char *key)
+{
+    return json_string_value(json_object_get(ann, key));
+}
+
+/* Whether @s is a decimal number of 1 to 4 digits, no sign or space. */
+static int small_decimal(const char *s)
+{
+    size_t n = s ? strspn(s, "0123456789") : 0;
+    return n > 0 && n <= 4 && !s[n];
+}
+
+int gsd_pod_assigned(const struct gsd_state *st, const json_t *ann, struct gsd_assigned *out,
+                     char *why, size_t cap)
+{
+    const char *node = ann_str(ann, GSD_NODE_ANNOTATION), *idx = ann_str(ann, GSD_CARDS_ANNOTATION);
+    const char *milli = ann_str(ann, "gpusched.io/gpu-milli");
+    const char *mig = ann_str(ann, "gpusched.io/mig-profile");
+    const char *start = ann_str(ann, "gpusched.io/mig-placement");
+    if (!json_object_get(ann, GSD_NODE_ANNOTATION))
+        return -ENOENT;
+    const char *bad = !node || !*node                              ? GSD_NODE_ANNOTATION
+                      : gs_gpu_list_parse(idx, &out->gpu_mask) < 0 ? GSD_CARDS_ANNOTATION
+                      : !small_decimal(milli)                      ? "gpusched.io/gpu-milli"
+                      : mig && !small_decimal(start)               ? "gpusched.io/mig-placement"
+                                                                   : NULL;
+    if (bad) {
+        snprintf(why, cap, "annotation %s is missing or malformed", bad);
+        return -EINVAL;
+    }
+    out->mig_start = mig ? atoi(start) : -1;
+    out->node = gs_cluster_find(st->cluster, node);
+    if (out->node < 0) {
+        snprintf(why, cap,
+                 "annotation " GSD_NODE_ANNOTATION ": node %.200s is not in the inventory", node);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Why the cards of @a cannot be held by the pod being adopted, into @why (@cap bytes). */
+static void misfit(struct gsd_state *st, const struct gsd_assigned *a, char *why, size_t cap)
+{
+    struct gs_node_info ni;
+    const char *node = gs_cluster_node_name(st->cluster, (size_t)a->node);
+    if (!gs_cluster_node_info(st->cluster, (size_t)a->node, &ni) && ni.gpus < GS_GPUS_MAX &&
+        a->gpu_mask >> ni.gpus) {
+        snprintf(why, cap,
+                 "annotation " GSD_CARDS_ANNOTATION ": node %s has no card %d (it has %d)", node,
+                 31 - __builtin_clz(a->gpu_mask), ni.gpus);
+        return;
+    }
+    for (const struct gsd_pod *p = st->head; p; p = p->next)
+        if (p->state == GSD_RUNNING && p->pl.node == a->node && (p->pl.gpu_mask & a->gpu_mask)) {
+            snprintf(why, cap,
+                     "annotation " GSD_CARDS_ANNOTATION ": a card on %s is held by pod %s/%s", node,
+                     p->ns, p->name);
+            return;
+        }
+    snprintf(why, cap,
+             "annotation " GSD_CARDS_ANNOTATION ": the cards on %s do not fit what the pod asks "
+             "(their number, model, share or MIG mode)",
+             node);
+}
+
+struct gsd_pod *gsd_pod_adopt(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
+                              const struct gsd_assigned *a, struct gsd_ferr *e)
+{
+    struct gsd_pod *p;
+    if (gsd_pod_find(st, spec->ns, spec->name) || st->npods >= (size_t)st->cfg->max_pods) {
+        set_ferr(e, 409, "", "a pod of that name is held, or the daemon holds maxPods pods");
+        return NULL;
+    }
+    if (new_pod(st, spec, tenant, GSD_SRC_EXTENDER, &p, e))
+        return NULL;
+    int rc = gsd_sched_submit(st, p, e);
+    if (rc) {
+        free_pod(p);
+        return NULL;
+    }
+    rc = gsd_sched_adopt(st, p, a->node, a->gpu_mask, a->mig_start);
+    if (rc == 1)
+        misfit(st, a, e->msg, sizeof(e->msg));
+    if (rc == 0 && link_pod(st, p))
+        rc = -ENOMEM;
+    if (rc) {
+        gsd_sched_forget(st, p, 0);
+        free_pod(p);
+        e->status = rc == 1 ? 409 : 500;
+        if (rc != 1)
+            snprintf(e->msg, sizeof(e->msg), "out of memory");
+        return NULL;
+    }
+    p->bound = 1; /* Kubernetes runs it bound: only its going releases the cards */
+    const char *node = gs_cluster_node_name(st->cluster, (size_t)a->node);
+    if (gsd_store_pod_insert(st->store, p, node, gsd_node_model(st, a->node))) {
+        set_ferr(e, 503, "", "the store failed; the daemon restarts from its last commit");
+        st->failed = 1;
+        return NULL; /* memory is abandoned with the process: the store is the truth */
+    }
+    st->adopted_total++;
+    return p;
+}
+
 /* @p leaves the daemon at @now: cancelled (@done 0) or its walltime over (1). */
 static int pod_leave(struct gsd_state *st, struct gsd_pod *p, int64_t now, int done)
 {

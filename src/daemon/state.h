@@ -141,6 +141,8 @@ struct gsd_state {
     /* metrics */
     struct gsd_hist sched_lat, commit_lat;
     uint64_t placed_total, cancelled_total, completed_total;
+    /* pods found bound in Kubernetes by gpuschedd's annotations: taken in, and refused */
+    uint64_t adopted_total, adopt_refused_total;
     uint64_t requeued_total, preempted_total, reclaimed_total;
     json_t *bill_cache; /* gsd_bill_accrued()'s last answer, and when (monotonic) */
     int64_t bill_cache_at_us, bill_cache_clock_us; /* and the scheduler's clock then */
@@ -268,6 +270,43 @@ json_t *gsd_pod_json(struct gsd_state *st, struct gsd_pod *p);
  * place they are made.
  */
 json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p);
+
+/* The assignment annotations gsd_pod_assignment() writes that name the node and the cards. */
+#define GSD_NODE_ANNOTATION  "gpusched.io/node"
+#define GSD_CARDS_ANNOTATION "gpusched.io/gpu-index"
+
+/* What a pod's assignment annotations say it holds (gsd_pod_assigned()). */
+struct gsd_assigned {
+    int node;          /* inventory index */
+    uint32_t gpu_mask; /* bit i: card i */
+    int mig_start;     /* its MIG instance's first memory slice; -1 none */
+};
+
+/*
+ * gsd_pod_assigned() - read back what gsd_pod_assignment() wrote: annotations @ann (a pod's
+ * metadata.annotations, an object of strings; NULL or not an object: none) into *@out.
+ * gpusched.io/node must name a node of the inventory, gpusched.io/gpu-index be a card list as
+ * gs_gpu_list_text() writes it ("" none), gpusched.io/gpu-milli a number and, with
+ * gpusched.io/mig-profile, gpusched.io/mig-placement a number too. Whether those cards suit the
+ * pod is the scheduler's to say (gsd_pod_adopt()). Return: 0; -ENOENT without
+ * gpusched.io/node (gpuschedd did not bind it); -EINVAL with @why (@cap bytes, the caller's)
+ * naming the annotation and what is wrong.
+ */
+int gsd_pod_assigned(const struct gsd_state *st, const json_t *ann, struct gsd_assigned *out,
+                     char *why, size_t cap);
+
+/*
+ * gsd_pod_adopt() - take in @spec (its namespace set), a pod Kubernetes runs bound by gpuschedd's
+ * annotations that gpuschedd does not hold (its store was lost, or is an older copy), as a pod of
+ * the extender of @tenant ("" none) running on exactly the cards @a names, from now on (quotas,
+ * metrics, bills), over quota too; stored, no pass run. @spec's body and maps are taken.
+ * Return: the pod; NULL with @e: 409 a pod of that name is held already or maxPods are, 409 the
+ * cards are not free for it (e->msg names the annotation and why: no such card, a card held by
+ * another pod, not what the pod asks), 400 admission refuses the pod, 500 out of memory, 503 the
+ * store failed (st->failed is set).
+ */
+struct gsd_pod *gsd_pod_adopt(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
+                              const struct gsd_assigned *a, struct gsd_ferr *e);
 
 /* gsd_pod_unnominate() - @p is no longer a nominated pod (bound, evicted or gone). */
 static inline void gsd_pod_unnominate(struct gsd_state *st, struct gsd_pod *p)
