@@ -62,7 +62,7 @@ static struct {
     int hold;                 /* 1: a PATCH, 2: a Binding waits for 0 before it is answered */
     int hold_one;             /* 1: the next Binding waits (2 meanwhile) for 0, then answers */
     int held_status;          /* that one's status (the others answer binding_status at once) */
-    char list[2048];          /* the answer to a list of pods (not recorded) */
+    char list[8192];          /* the answer to a list of pods (not recorded) */
     char nodes[2048];         /* the answer to GET /api/v1/nodes (not recorded) */
     char node_watch[2048];    /* Node watch events, sent by every Node watch until changed (a
                                  watch of a daemon stopped before may be waiting still) */
@@ -1762,6 +1762,154 @@ static void test_negative_grace_is_one_second(void **state)
     json_decref(r);
 }
 
+/* Pod team-a/@name asking @gpus cards, bound to @node and Running, as the API server lists it:
+ * with gpuschedd's assignment annotations naming cards @cards, or none when @cards is NULL. */
+static json_t *bound_pod(const char *name, int gpus, const char *node, const char *cards)
+{
+    json_t *pod = kube_pod(h_pod("team-a", name, gpus, 0), "team-a", name);
+    json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(node));
+    json_object_set_new(pod, "status", json_pack("{s:s}", "phase", "Running"));
+    if (cards)
+        json_object_set_new(json_object_get(pod, "metadata"), "annotations",
+                            json_pack("{s:s, s:s, s:s}", "gpusched.io/node", node,
+                                      "gpusched.io/gpu-index", cards, "gpusched.io/gpu-milli",
+                                      "1000"));
+    return pod;
+}
+
+/* The fake lists @items (a JSON array of pods, consumed) from now on. */
+static void fake_lists(json_t *items)
+{
+    json_t *list = json_pack("{s:s, s:{s:s}, s:o}", "kind", "PodList", "metadata",
+                             "resourceVersion", "7", "items", items);
+    char *text = json_dumps(list, JSON_COMPACT);
+    json_decref(list);
+    assert_non_null(text);
+    assert_true(strlen(text) < sizeof(f.list));
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.list, sizeof(f.list), "%s", text);
+    pthread_mutex_unlock(&f.mu);
+    free(text);
+}
+
+/* As setup(), the pods followed every second from the start; before it the fake lists ad-own,
+ * bound by gpuschedd to cards 0 and 1 of n-a100-0 (the store that said so lost: this daemon's
+ * is empty), and ad-other, on n-a100-1 with a card but none of gpuschedd's annotations. */
+static int setup_adopt(void **state)
+{
+    (void)state;
+    own_queues = 0; /* the groups before may have set them */
+    grace_s = NO_GRACE;
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(token_path, sizeof(token_path), "/tmp/gs_kube_token.XXXXXX");
+    int fd = mkstemp(token_path);
+    if (fd < 0 || close(fd) || h_write(token_path, TOKEN_K1 "\n") || fake_start(0))
+        return -1;
+    fake_reset();
+    fake_lists(json_pack("[o, o]", bound_pod("ad-own", 2, "n-a100-0", "0,1"),
+                         bound_pod("ad-other", 1, "n-a100-1", NULL)));
+    char extra[256];
+    snprintf(extra, sizeof(extra),
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
+             "  timeoutSeconds: 30\n  syncSeconds: 1\n",
+             f.port, token_path);
+    return h_setup(&d, extra) || h_start(&d) ? -1 : 0;
+}
+
+/* GET /v1/pods/team-a/@name (200 expected): its node and cards ("0,1") into @node, @cards. */
+static void pod_cards(const char *name, char node[64], char cards[64])
+{
+    char path[320];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    h_expect(&d, "GET", path, TOKEN_ADMIN, NULL, 200, &a);
+    snprintf(node, 64, "%s", json_string_value(json_object_get(a.json, "node")));
+    json_t *ann = json_object_get(a.json, "annotations");
+    snprintf(cards, 64, "%s", json_string_value(json_object_get(ann, "gpusched.io/gpu-index")));
+    h_answer_free(&a);
+}
+
+/* The daemon's /metrics holds @want. */
+static void scrape_has(const char *want)
+{
+    struct answer a;
+    h_expect(&d, "GET", "/metrics", TOKEN_ADMIN, NULL, 200, &a);
+    if (!strstr(a.body, want))
+        fail_msg("the scrape lacks: %s", want);
+    h_answer_free(&a);
+}
+
+/*
+ * Started on an empty store while Kubernetes runs a pod gpuschedd bound (its annotations name
+ * the cards): the pod is adopted, running on those very cards, and a pod filtered afterwards is
+ * not given them. A pod with a card but none of gpuschedd's annotations (another scheduler's)
+ * is left alone.
+ */
+static void test_adopts_bound_pods(void **state)
+{
+    (void)state;
+    char node[64], cards[64];
+    assert_int_equal(
+        log_count_reaches("msg=\"pod adopted from the API server\" pod=team-a/ad-own", 1), 1);
+    assert_int_equal(pod_status_becomes("ad-own", 200), 200);
+    pod_cards("ad-own", node, cards);
+    assert_string_equal(node, "n-a100-0");
+    assert_string_equal(cards, "0,1");
+    /* 6 cards are left there: 7 do not fit, 6 do, and not on cards 0 or 1 */
+    json_t *r = filter("ad-seven", 7, json_pack("[s]", "n-a100-0"));
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    seat_ok("ad-new", 6, "n-a100-0");
+    pod_cards("ad-new", node, cards);
+    assert_string_equal(cards, "2,3,4,5,6,7");
+    scrape_has("gpusched_pods_adopted_total 1");
+    /* the other scheduler's pod: not taken in, nothing said of it */
+    assert_int_equal(held("ad-other"), 0);
+    assert_int_equal(log_count("ad-other"), 0);
+}
+
+/* Wait for the warning that pod team-a/@name is not adopted, saying @why. */
+static void refused_saying(const char *name, const char *why)
+{
+    char want[128];
+    snprintf(want, sizeof(want),
+             "msg=\"bound pod not adopted: its cards stay free for gpusched\" "
+             "pod=team-a/%s",
+             name);
+    for (int i = 0; i < 300 && !log_count(why); i++)
+        usleep(100000);
+    assert_true(log_count(want) > 0);
+    if (!log_count(why))
+        fail_msg("no log line says: %s", why);
+    assert_int_equal(held(name), 0);
+}
+
+/*
+ * Pods whose annotations name cards that are not free for them — a card another pod holds, a
+ * card the node lacks — or that are malformed are not adopted: each is named in the log with the
+ * annotation and why, and counted; what gpuschedd holds stays as it was.
+ */
+static void test_adoption_refused(void **state)
+{
+    (void)state;
+    char node[64], cards[64];
+    fake_lists(json_pack("[o, o, o, o, o]", bound_pod("ad-own", 2, "n-a100-0", "0,1"),
+                         bound_pod("ad-new", 6, "n-a100-0", "2,3,4,5,6,7"),
+                         bound_pod("ad-clash", 1, "n-a100-0", "1"),
+                         bound_pod("ad-nocard", 1, "n-t4-0", "7"),
+                         bound_pod("ad-bad", 1, "n-t4-0", "x")));
+    refused_saying("ad-clash", "gpusched.io/gpu-index: a card on n-a100-0 is held by pod team-a/");
+    refused_saying("ad-nocard", "gpusched.io/gpu-index: node n-t4-0 has no card 7 (it has 4)");
+    refused_saying("ad-bad", "annotation gpusched.io/gpu-index is missing or malformed");
+    pod_cards("ad-own", node, cards);
+    assert_string_equal(cards, "0,1");
+    pod_cards("ad-new", node, cards);
+    assert_string_equal(cards, "2,3,4,5,6,7");
+    scrape_has("gpusched_pods_adopted_total 1\n");
+    /* the T4 box's cards stay free: a pod of all four fits there */
+    seat_ok("ad-t4", 4, "n-t4-0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1792,7 +1940,13 @@ int main(void)
     const struct CMUnitTest grace[] = {
         cmocka_unit_test(test_negative_grace_is_one_second),
     };
+    /* a daemon of its own, started on an empty store with pods already bound */
+    const struct CMUnitTest adoption[] = {
+        cmocka_unit_test(test_adopts_bound_pods),
+        cmocka_unit_test(test_adoption_refused),
+    };
     return cmocka_run_group_tests(tests, setup, teardown) +
            cmocka_run_group_tests(evictions, setup_queues, teardown) +
-           cmocka_run_group_tests(grace, setup_queues, teardown);
+           cmocka_run_group_tests(grace, setup_queues, teardown) +
+           cmocka_run_group_tests(adoption, setup_adopt, teardown);
 }
