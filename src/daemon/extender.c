@@ -1337,42 +1337,64 @@ static void adopt_refused(struct gsd_state *st, const char *key, const char *why
 }
 
 /*
- * Kubernetes pod @pod, bound by gpuschedd's annotations to a node of the inventory, which
- * gpuschedd does not hold (its store lost or older): taken in on the cards they name, read as
- * filter reads a pod, its tenant that of its namespace. Return: 1 adopted; 0 refused (logged);
- * -EIO the store failed.
+ * What Kubernetes pod @pod, bound by gpuschedd's annotations, holds (*@a) and asks (@spec, read
+ * as filter reads a pod), both checked: the annotations well formed, naming the node it is bound
+ * to, its namespace a tenant's. Return: 0; -ENOENT not gpuschedd's (nothing to say); -EINVAL
+ * with @why (@spec cleared).
+ */
+static int adopt_read(struct gsd_state *st, const json_t *pod, struct gsd_assigned *a,
+                      struct gsd_podspec *spec, char *why, size_t cap)
+{
+    const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    int rc = gsd_pod_assigned(st, ann, a, why, cap);
+    if (rc)
+        return rc;
+    const char *named = gs_cluster_node_name(st->cluster, (size_t)a->node);
+    if (!node || strcmp(node, named)) {
+        snprintf(why, cap, "annotation " GSD_NODE_ANNOTATION " names %s, spec.nodeName %s", named,
+                 node ? node : "none");
+        return -EINVAL;
+    }
+    char *text = json_dumps(pod, JSON_COMPACT);
+    rc = text ? pod_of_text(text, spec, why, cap) : -ENOMEM;
+    free(text);
+    if (rc == -ENOMEM)
+        snprintf(why, cap, "out of memory");
+    if (!rc && gsd_ns_unowned(st, spec->ns, why, cap)) {
+        gsd_podspec_clear(spec);
+        rc = -EINVAL;
+    }
+    return rc ? -EINVAL : 0;
+}
+
+/*
+ * Kubernetes pod @pod (@key "NS/NAME"), bound by gpuschedd's annotations, which gpuschedd does
+ * not hold (its store lost or older): taken in on the cards they name, its tenant that of its
+ * namespace. Return: 1 adopted; 0 refused (logged) or not gpuschedd's; -EIO the store failed.
  */
 static int adopt(struct gsd_state *st, const char *key, const json_t *pod)
 {
-    char why[GS_DIAG_MSG_MAX] = "", *text = json_dumps(pod, JSON_COMPACT);
-    const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
-    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    char why[GS_DIAG_MSG_MAX] = "", gpus[GS_GPU_LIST_MAX];
     struct gsd_assigned a;
     struct gsd_podspec spec = {0};
     struct gsd_ferr e = {0};
-    int rc = gsd_pod_assigned(st, ann, &a, why, sizeof(why));
-    if (!rc && (!node || strcmp(node, gs_cluster_node_name(st->cluster, (size_t)a.node))))
-        snprintf(why, sizeof(why), "annotation " GSD_NODE_ANNOTATION " names %s, spec.nodeName %s",
-                 gs_cluster_node_name(st->cluster, (size_t)a.node), node ? node : "none");
-    if (!why[0] && !text)
-        snprintf(why, sizeof(why), "out of memory");
-    if (!why[0] && !pod_of_text(text, &spec, why, sizeof(why)))
-        gsd_ns_unowned(st, spec.ns, why, sizeof(why));
-    free(text);
     struct gsd_pod *p = NULL;
-    if (!why[0]) {
+    int rc = adopt_read(st, pod, &a, &spec, why, sizeof(why));
+    if (rc == -ENOENT)
+        return 0; /* gsd_kube_live() keeps none such: another scheduler's pod, left alone */
+    if (!rc) {
         const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
         p = gsd_pod_adopt(st, &spec, owner ? owner->name : "", &a, &e);
         snprintf(why, sizeof(why), "%s", p ? "" : e.msg);
     }
-    gsd_podspec_clear(&spec);
+    gsd_podspec_clear(&spec); /* what a refusal left of it */
     if (st->failed)
         return -EIO;
     if (!p) {
         adopt_refused(st, key, why);
         return 0;
     }
-    char gpus[GS_GPU_LIST_MAX];
     gs_gpu_list_text(p->pl.gpu_mask, gpus);
     gsd_log("info", "pod adopted from the API server", "pod", key, "tenant", p->tenant, "node",
             gs_cluster_node_name(st->cluster, (size_t)p->pl.node), "gpus", gpus, NULL);

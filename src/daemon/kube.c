@@ -22,7 +22,9 @@
  * list's resourceVersion (with bookmarks), so a pod deleted or finished is reported at once;
  * a watch that ends is made again from the last resourceVersion seen, "410 Gone" (too old)
  * lists afresh, and failures are retried with a backoff from 0.5 s doubling to 30 s. The Nodes
- * are followed the same way (kubenodes.c makes the inventory of them).
+ * are followed the same way (kubenodes.c makes the inventory of them). A list keeps whole the
+ * pods that carry gpuschedd's assignment annotations: one its store lacks is adopted on the
+ * cards they name (gsd_extender_sync()).
  */
 #include "kube.h"
 #include "log.h"
