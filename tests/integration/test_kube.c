@@ -1866,6 +1866,7 @@ static void test_adopts_bound_pods(void **state)
     /* the other scheduler's pod: not taken in, nothing said of it */
     assert_int_equal(held("ad-other"), 0);
     assert_int_equal(log_count("ad-other"), 0);
+    scrape_has("gpusched_pods_adoption_refused_total 0\n");
 }
 
 /* Wait for the warning that pod team-a/@name is not adopted, saying @why. */
