@@ -22,9 +22,10 @@
  * list's resourceVersion (with bookmarks), so a pod deleted or finished is reported at once;
  * a watch that ends is made again from the last resourceVersion seen, "410 Gone" (too old)
  * lists afresh, and failures are retried with a backoff from 0.5 s doubling to 30 s. The Nodes
- * are followed the same way (kubenodes.c makes the inventory of them). A list keeps whole the
- * pods that carry gpuschedd's assignment annotations: one its store lacks is adopted on the
- * cards they name (gsd_extender_sync()).
+ * are followed the same way (kubenodes.c makes the inventory of them), and Volcano's PodGroups
+ * (gang.c takes each in as POST /v1/podgroups would). A list keeps whole the pods that carry
+ * gpuschedd's assignment annotations: one its store lacks is adopted on the cards they name
+ * (gsd_extender_sync()).
  */
 #include "kube.h"
 #include "log.h"
@@ -682,6 +683,7 @@ int gsd_kube_get(const struct gsd_kube *k, const char *path, json_t **out, char 
 #define WATCH_LINE_MAX (4 << 20) /* bytes of one watch event (one pod, with its status) */
 #define BACKOFF_MIN_MS 500
 #define BACKOFF_MAX_MS 30000
+#define NOT_SERVED_MS  60000 /* PodGroups not served (404): asked again this often, quietly */
 
 /* One watch stream as it comes: split into events, one JSON object a line. */
 struct watch {
@@ -821,7 +823,7 @@ static int watch_once(const struct gsd_kube *k, const char *token, struct watch 
     curl_easy_cleanup(c);
     if (rc == CURLE_OK || w->sink->stop(w->sink->ud))
         return 0;
-    w->gone |= status == 410;
+    w->gone |= status == 410 || status == 404; /* 404: a CRD removed; the list tells */
     if (!w->err[0])
         snprintf(w->err, sizeof(w->err), "watch: %s",
                  curl_err[0] ? curl_err : curl_easy_strerror(rc));
@@ -889,15 +891,91 @@ static int list_nodes(const struct gsd_kube *k, json_t **items, char rv[GSD_KUBE
     return ok ? 0 : -EIO;
 }
 
-/* A full list, pods or Nodes, handed to the sink. Return: 0; -EIO with @why. */
+/* One page of PodGroups (@a) appended to @items; the continue token into *@cont (NULL: the last
+ * page), the list's resourceVersion into @rv. Return: 0; -ENOENT a 404 (the resource is not
+ * served: no Volcano CRD); -EIO with @why (a refusal, not a list, more than GSD_KUBE_GROUPS_MAX
+ * items in all); -ENOMEM. */
+static int group_page(const struct gsd_kube *k, const struct answer *a, json_t *items, char **cont,
+                      char rv[GSD_KUBE_RV_MAX], char *why, size_t cap)
+{
+    json_t *j = a->status == 200 && a->body ? json_loads(a->body, 0, NULL) : NULL;
+    const json_t *page = json_object_get(j, "items"), *lm = json_object_get(j, "metadata");
+    const char *c = json_string_value(json_object_get(lm, "continue"));
+    const char *v = json_string_value(json_object_get(lm, "resourceVersion"));
+    char msg[GS_DIAG_MSG_MAX];
+    int rc = 0;
+    *cont = NULL;
+    answer_text(a, msg, sizeof(msg));
+    if (!json_is_array(page) ||
+        json_array_size(items) + json_array_size(page) > GSD_KUBE_GROUPS_MAX) {
+        rc = a->status == 404 ? -ENOENT : -EIO;
+        if (a->status == 200 && json_is_array(page)) /* gpuschedd would hold no more */
+            snprintf(msg, sizeof(msg), "more than %d PodGroups", GSD_KUBE_GROUPS_MAX);
+        snprintf(why, cap, "API server %.120s, list of PodGroups: %s", k->api_server,
+                 a->status == 200 && !json_is_array(page) ? "not a PodGroupList" : msg);
+    } else if (json_array_extend(items, (json_t *)page) || (c && *c && !(*cont = strdup(c)))) {
+        rc = -ENOMEM;
+        snprintf(why, cap, "out of memory");
+    }
+    snprintf(rv, GSD_KUBE_RV_MAX, "%s", v && strlen(v) < GSD_KUBE_RV_MAX ? v : "");
+    json_decref(j);
+    return rc;
+}
+
+/* Every PodGroup, in pages of LIST_PAGE each within k->timeout_ms (LIST_MAX bytes at most), all
+ * within LIST_TIMEOUTS of it, as the pods are listed; the resourceVersion into @rv. Return: 0
+ * and *@items (new reference); -ENOENT not served (404); -EIO with @why; -ENOMEM. */
+static int list_groups(const struct gsd_kube *k, json_t **items, char rv[GSD_KUBE_RV_MAX],
+                       char *why, size_t cap)
+{
+    char token[TOKEN_MAX], path[4096], last[1024] = "";
+    if (k->token_file && read_token(k, token, sizeof(token), why, cap))
+        return -EIO;
+    json_t *out = json_array();
+    char *cont = NULL;
+    int rc = out ? 0 : -ENOMEM;
+    int64_t deadline_us = gsd_mono_us() + LIST_TIMEOUTS * k->timeout_ms * 1000;
+    while (!rc) {
+        char *esc = cont ? curl_easy_escape(NULL, cont, 0) : NULL;
+        snprintf(path, sizeof(path), "%s?limit=%d%s%s", GSD_PODGROUPS_PATH, LIST_PAGE,
+                 esc ? "&continue=" : "", esc ? esc : "");
+        curl_free(esc);
+        snprintf(last, sizeof(last), "%s", cont ? cont : "");
+        free(cont);
+        struct answer a = {.max = LIST_MAX};
+        call(k, k->token_file ? token : NULL, "GET", path, NULL, NULL,
+             gsd_mono_us() + k->timeout_ms * 1000, &a);
+        rc = group_page(k, &a, out, &cont, rv, why, cap);
+        free(a.body);
+        if (rc || !cont)
+            break;
+        if (!strcmp(cont, last) || strlen(cont) >= sizeof(last) || gsd_mono_us() > deadline_us) {
+            snprintf(why, cap, "API server %.120s, list of PodGroups: %s", k->api_server,
+                     gsd_mono_us() > deadline_us ? "longer than its time limit"
+                                                 : "a continue token given twice, or too long");
+            rc = -EIO;
+        }
+    }
+    free(cont);
+    memset(token, 0, sizeof(token));
+    if (rc)
+        json_decref(out);
+    else
+        *items = out;
+    return rc;
+}
+
+/* A full list, pods, Nodes or PodGroups, handed to the sink. Return: 0; -EIO with @why;
+ * -ENOENT: PodGroups not served. */
 static int list_all(const struct gsd_kube *k, const struct gsd_kube_sink *s, struct watch *w,
                     char *why, size_t cap)
 {
     atomic_int never = 0;
     json_t *got;
     int64_t listed_us = gsd_now_us();
-    int rc = s->node ? list_nodes(k, &got, w->rv, why, cap)
-                     : gsd_kube_live(k, &never, &got, w->rv, why, cap);
+    int rc = s->podgroups ? list_groups(k, &got, w->rv, why, cap)
+             : s->node    ? list_nodes(k, &got, w->rv, why, cap)
+                          : gsd_kube_live(k, &never, &got, w->rv, why, cap);
     if (!rc && s->node)
         s->nodes(s->ud, got);
     else if (!rc)
@@ -908,27 +986,44 @@ static int list_all(const struct gsd_kube *k, const struct gsd_kube_sink *s, str
 void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s)
 {
     struct watch w = {.sink = s,
-                      .query = s->node ? "/api/v1/nodes?"
-                                       : "/api/v1/pods?fieldSelector=" GSD_BOUND_PODS_QUERY "&",
+                      .query = s->podgroups ? GSD_PODGROUPS_PATH "?"
+                               : s->node    ? "/api/v1/nodes?"
+                                         : "/api/v1/pods?fieldSelector=" GSD_BOUND_PODS_QUERY "&",
                       .on_object = s->node ? node_event : pod_event};
-    const char *what = s->node ? "node" : "pod";
-    char why[2 * GS_DIAG_MSG_MAX], token[TOKEN_MAX], msg[64];
+    const char *what = s->podgroups ? "PodGroup" : s->node ? "node" : "pod";
+    char why[2 * GS_DIAG_MSG_MAX], token[TOKEN_MAX], msg[96];
     int64_t backoff_ms = BACKOFF_MIN_MS, next_list_us = 0;
-    int listed = 0;
+    int listed = 0, missing = 0;
     if (!s->node)
         check_version(k);
     while (!s->stop(s->ud)) {
         int64_t now = gsd_mono_us();
         if (!listed || now >= next_list_us) {
-            if (list_all(k, s, &w, why, sizeof(why))) {
+            int rc = list_all(k, s, &w, why, sizeof(why));
+            if (rc == -ENOENT) { /* no Volcano CRD: said once, asked again now and then */
+                if (!missing++)
+                    gsd_log("warn",
+                            "PodGroups not served by the API server (no Volcano CRD?): gangs "
+                            "need POST /v1/podgroups; asked again every minute",
+                            "error", why, NULL);
+                if (nap(s, NOT_SERVED_MS))
+                    break;
+                continue;
+            }
+            if (rc) {
                 snprintf(msg, sizeof(msg), "%s list from the API server failed; %s", what,
-                         s->node ? "nodes stay as they were" : "cards stay held");
+                         s->podgroups ? "PodGroups stay as they were"
+                         : s->node    ? "nodes stay as they were"
+                                      : "cards stay held");
                 gsd_log("warn", msg, "error", why, NULL);
                 if (nap(s, backoff_ms))
                     break;
                 backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff_ms * 2;
                 continue;
             }
+            if (missing)
+                gsd_log("info", "PodGroups served by the API server now: followed", NULL);
+            missing = 0;
             listed = 1;
             next_list_us = gsd_mono_us() + k->sync_us;
             w.gone = 0;
@@ -950,7 +1045,9 @@ void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s)
         snprintf(msg, sizeof(msg), "%s watch %s", what,
                  w.gone ? "too old: listing again" : "failed; watching again");
         gsd_log(w.gone ? "info" : "warn", msg, "error", w.err, NULL);
-        listed = !w.gone; /* too old: a fresh list, after the backoff as any failure */
+        /* too old, or (PodGroups) no longer served: a fresh list, after the backoff as any
+         * failure; the list says a CRD removed once */
+        listed = !w.gone;
         if (nap(s, backoff_ms))
             break;
         backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff_ms * 2;

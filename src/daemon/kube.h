@@ -147,11 +147,20 @@ struct gsd_kube_sink {
      * over); @node, one Node object ADDED or MODIFIED, or DELETED (@deleted 1), borrowed. */
     void (*nodes)(void *ud, json_t *items);
     void (*node)(void *ud, const json_t *node, int deleted);
+    /* with nodes and node set: follow Volcano's PodGroups (GSD_PODGROUPS_PATH, every namespace)
+     * rather than the Nodes, the same callbacks given PodGroup objects */
+    int podgroups;
 };
+/* Volcano's PodGroups, every namespace; and the most a list of them may hold (GSD_GROUPS_MAX). */
+#define GSD_PODGROUPS_PATH  "/apis/scheduling.volcano.sh/v1beta1/podgroups"
+#define GSD_KUBE_GROUPS_MAX 100000
 
 /*
  * gsd_kube_follow() - follow the pods that have a node (the Nodes, when @s->node is set: GET
- * /api/v1/nodes, one page, and its watch) until @s->stop says so: a list
+ * /api/v1/nodes, one page, and its watch; Volcano's PodGroups when @s->podgroups is also set:
+ * GET GSD_PODGROUPS_PATH in pages of 500, at most GSD_KUBE_GROUPS_MAX, and its watch; a 404,
+ * the resource not served, is logged once and asked again every minute) until @s->stop says
+ * so: a list
  * (gsd_kube_live()), then a watch from its resourceVersion with bookmarks
  * (?watch=1&allowWatchBookmarks=true, the body read as it streams, one event a line of up to
  * 4 MiB), made again from the last resourceVersion when it ends; the API server's version is
