@@ -26,6 +26,8 @@
  *     syncSeconds: 30             # pods with a node listed afresh this often and watched in
  *                                 # between: a deleted pod's cards are released at once
  *                                 # (0: neither; 1..86400)
+ *     podGroups: true             # Volcano's PodGroups followed too, as if posted (false: a
+ *                                 # cluster without the CRD, or gangs posted to gpuschedd)
  *   metrics:                      # GET /metrics: without a token, aggregates only
  *     token: "..."                # or tokenSHA256: Prometheus' token (the admin's works too)
  *     perPod: false               # true: a series per running pod and card (with a token)
@@ -503,10 +505,10 @@ static int in_cluster(const struct walk *w, yaml_node_t *at, struct gsd_kube *k)
 
 static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_config *c)
 {
-    static const char *const keys[] = {"apiServer",      "tokenFile", "caFile",
-                                       "timeoutSeconds", "inCluster", "syncSeconds"};
+    static const char *const keys[] = {"apiServer", "tokenFile",   "caFile",   "timeoutSeconds",
+                                       "inCluster", "syncSeconds", "podGroups"};
     yaml_node_t *ic = NULL;
-    int cluster = 0, rc = 0, seen[6] = {0};
+    int cluster = 0, rc = 0, seen[7] = {0};
     if (m->type != YAML_MAPPING_NODE)
         return err_at(w, m, "%s", "kubernetes: expected a mapping");
     struct gsd_kube *k = c->kube = calloc(1, sizeof(*k));
@@ -515,11 +517,12 @@ static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_conf
     k->timeout_ms =
         4000; /* under the 5 s httpTimeout of kube-scheduler's extender stanza in deploy/ */
     k->sync_us = 30 * 1000000LL;
+    k->podgroups = 1;
     FOR_PAIRS(w, m, p)
     {
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
         yaml_node_t *key = yaml_document_get_node(w->doc, p->key);
-        int i = key_once(w, key, keys, 6, seen);
+        int i = key_once(w, key, keys, 7, seen);
         int64_t x = 0;
         if (i < 0)
             return i;
@@ -529,6 +532,8 @@ static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_conf
             rc = get_file(w, v, keys[i], scalar(v), i == 1 ? &k->token_file : &k->ca_file);
         else if (i == 3 || i == 5)
             rc = get_int(w, v, keys[i], i == 3 ? 1 : 0, i == 3 ? 300 : 86400, &x) ? -EINVAL : 0;
+        else if (i == 6)
+            rc = get_bool(w, v, "podGroups", &k->podgroups);
         else
             rc = get_bool(w, v, "inCluster", &cluster);
         k->timeout_ms = i == 3 && !rc ? x * 1000 : k->timeout_ms;

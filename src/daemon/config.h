@@ -52,6 +52,7 @@ struct gsd_kube {
     char *ca_file;      /* PEM bundle for https; NULL: the system's */
     int64_t timeout_ms; /* the whole bind's API calls together */
     int64_t sync_us;    /* period of the pod sync (gsd_kube_live()); 0 = none */
+    int podgroups;      /* 1 (default): Volcano's PodGroups are followed as well (gang.h) */
 };
 
 /*
