@@ -131,6 +131,8 @@ void gsd_groups_free(struct gsd_state *st)
     free(st->groups);
     st->groups = NULL;
     st->ngroups = st->capgroups = 0;
+    json_decref(st->kube_refused);
+    st->kube_refused = NULL;
 }
 
 /* ---- the API ---- */
@@ -635,4 +637,167 @@ void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct 
     } else {
         gsd_reply_405(r, "GET, POST", NULL);
     }
+}
+
+/* ---- PodGroups of the API server (gsd_kube_podgroups()) ---- */
+
+/* @obj as a request to create it: what the API server and Volcano's controller write themselves
+ * set aside (gang.h), so that gsd_create_fields_ok(), which refuses them in a request, passes
+ * what Kubernetes gave; every other field stays, to be read, or refused, as a POST's. Return:
+ * its JSON text, keys sorted (malloc'd), NULL out of memory. */
+static char *kube_body(const json_t *obj)
+{
+    static const char *const set_aside[] = {
+        "uid",        "resourceVersion",   "generation",    "creationTimestamp",
+        "selfLink",   "deletionTimestamp", "managedFields", "deletionGracePeriodSeconds",
+        "finalizers", "ownerReferences",   "generateName"};
+    json_t *b = json_deep_copy(obj);
+    json_t *md = json_object_get(b, "metadata");
+    for (size_t i = 0; md && i < NKEYS(set_aside); i++)
+        json_object_del(md, set_aside[i]);
+    json_object_del(b, "status");
+    char *text = b ? json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(b);
+    return text;
+}
+
+/* One answer of the API path for PodGroup @key logged: @what, its field and message. */
+static void kube_log(const char *level, const char *what, const char *key, const char *resp)
+{
+    json_t *j = resp ? json_loads(resp, 0, NULL) : NULL;
+    const char *field = json_string_value(json_object_get(j, "field"));
+    const char *msg = json_string_value(json_object_get(j, "error"));
+    gsd_log(level, what, "podgroup", key, "field", field ? field : "", "error",
+            msg ? msg : "out of memory", NULL);
+    json_decref(j);
+}
+
+/* PodGroup @obj (@key "NS/NAME") taken as POST /v1/podgroups takes it, unless refused as it is
+ * before. */
+static void kube_take(struct gsd_state *st, const json_t *obj, const char *key)
+{
+    char *text = kube_body(obj);
+    const char *was = json_string_value(json_object_get(st->kube_refused, key));
+    if (!text || (was && !strcmp(was, text))) {
+        if (!text)
+            gsd_log("error", "out of memory: a PodGroup change is not taken", "podgroup", key,
+                    NULL);
+        free(text);
+        return;
+    }
+    struct gsd_req r = {.kind = GSD_REQ_HTTP, .method = "POST", .path = "/v1/podgroups"};
+    r.body = text;
+    r.len = strlen(text);
+    post_group(st, &r, NULL); /* the admin's: the API server's RBAC let it be written */
+    const char *slash = strchr(key, '/');
+    char ns[GSD_NAME_MAX];
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+    struct gsd_group *g = gsd_group_find(st, ns, slash + 1);
+    if ((r.status == 200 || r.status == 201) && g) {
+        g->kube = 1;
+        g->kube_gone = 0;
+        json_object_del(st->kube_refused, key);
+        if (r.warning && r.status == 201)
+            gsd_log("warn", "PodGroup of the API server taken with a warning", "podgroup", key,
+                    "warning", r.warning, NULL);
+    } else if (r.status >= 400 && r.status < 500) { /* as it is, it always will be */
+        kube_log("warn", "PodGroup of the API server refused: tried again once it changes", key,
+                 r.resp);
+        if (!st->kube_refused)
+            st->kube_refused = json_object();
+        json_object_set_new(st->kube_refused, key, json_string(text));
+    } else if (r.status != 200 && r.status != 201) {
+        kube_log("error", "PodGroup of the API server not taken", key, r.resp);
+    }
+    free(r.resp);
+    free(r.warning);
+    free(text);
+}
+
+/* @g, which the API server no longer holds, deleted as DELETE /v1/podgroups/NS/NAME does: kept,
+ * said once, while pods name it. */
+static void kube_drop(struct gsd_state *st, struct gsd_group *g)
+{
+    char key[GSD_KEY_MAX];
+    struct gsd_req r = {.kind = GSD_REQ_HTTP, .method = "DELETE"};
+    snprintf(key, sizeof(key), "%s/%s", g->spec.ns, g->spec.name);
+    int said = g->kube_gone;
+    drop_group(st, &r, g); /* frees g when deleted */
+    if (r.status == 200)
+        gsd_log("info", "podgroup deleted in the API server: deleted", "podgroup", key, NULL);
+    else if (r.status == 409 && !said)
+        kube_log("info", "podgroup deleted in the API server: kept while pods name it", key,
+                 r.resp);
+    if (r.status == 409)
+        g->kube_gone = 1;
+    free(r.resp);
+}
+
+/* The key "NS/NAME" of PodGroup object @obj into @key. Return: 0; -1 it names none that fits. */
+static int kube_key(const json_t *obj, char key[GSD_KEY_MAX])
+{
+    const json_t *md = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    return ns && name && *ns && *name && !strchr(ns, '/') &&
+                   (size_t)snprintf(key, GSD_KEY_MAX, "%s/%s", ns, name) < GSD_KEY_MAX
+               ? 0
+               : -1;
+}
+
+/* After a list (@seen: the keys it held): the API server's PodGroups it lacks deleted, and what
+ * was refused of those forgotten. */
+static void kube_unlisted(struct gsd_state *st, const json_t *seen)
+{
+    char key[GSD_KEY_MAX];
+    for (size_t i = st->ngroups; i-- > 0;) {
+        struct gsd_group *g = st->groups[i];
+        snprintf(key, sizeof(key), "%s/%s", g->spec.ns, g->spec.name);
+        if (g->kube && !json_object_get(seen, key))
+            kube_drop(st, g);
+    }
+    const char *k;
+    json_t *v, *tmp;
+    json_object_foreach_safe(st->kube_refused, tmp, k, v)
+    {
+        if (!json_object_get(seen, k))
+            json_object_del(st->kube_refused, k);
+    }
+}
+
+void gsd_kube_podgroups(struct gsd_state *st, const json_t *items, int listed, int deleted)
+{
+    json_t *seen = listed ? json_object() : NULL, *obj;
+    char key[GSD_KEY_MAX];
+    size_t i;
+    json_array_foreach(items, i, obj)
+    {
+        if (kube_key(obj, key))
+            continue; /* an API server names every object; a name longer than ours is no gang */
+        if (seen)
+            json_object_set_new(seen, key, json_true());
+        if (!deleted) {
+            kube_take(st, obj, key);
+            continue;
+        }
+        json_object_del(st->kube_refused, key);
+        char *slash = strchr(key, '/');
+        *slash = '\0';
+        struct gsd_group *g = gsd_group_find(st, key, slash + 1);
+        if (g && g->kube) /* one posted under that name with another spec is not this one */
+            kube_drop(st, g);
+    }
+    if (listed && seen)
+        kube_unlisted(st, seen);
+    else if (listed)
+        gsd_log("error", "out of memory: PodGroups a list lacks are not deleted", NULL);
+    json_decref(seen);
+    for (i = st->ngroups; i-- > 0;) /* deleted there while pods named them: do any now? */
+        if (st->groups[i]->kube_gone && !st->groups[i]->members)
+            kube_drop(st, st->groups[i]);
+}
+
+void gsd_kube_podgroups_forget(struct gsd_state *st)
+{
+    json_object_clear(st->kube_refused);
 }

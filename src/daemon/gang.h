@@ -27,6 +27,10 @@ struct gsd_group {
     /* the scheduler thread's, not stored */
     int32_t members, running; /* pods held that name it; of them, running */
     uint64_t tried;           /* the retry pass that last tried it */
+    /* gsd_kube_podgroups(), not stored: the API server holds it (taken from there, or posted
+     * with the same spec), so deleting it there deletes it here; kube_gone: deleted there while
+     * pods named it, deleted here once none do */
+    uint8_t kube, kube_gone;
 };
 #define GSD_GANG_MAX      10000      /* minMember at most */
 #define GSD_SUCCEEDED_MAX 1000000000 /* members completed counted at most (then no more) */
@@ -60,5 +64,25 @@ void gsd_groups_free(struct gsd_state *st);
  */
 void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                           const char *rest);
+
+/*
+ * gsd_kube_podgroups() - Volcano PodGroup objects @items (an array, borrowed) as
+ * gsd_kube_follow() reports them: every one (@listed 1), or one ADDED or MODIFIED (@listed 0), or
+ * DELETED (@deleted 1). On the scheduler thread, inside the batch's transaction. Each is taken
+ * as POST /v1/podgroups with the admin token takes it (the same parse, checks and intake: its
+ * namespace's tenant, its queue and PriorityClass known, no unknown field), once what the API
+ * server and Volcano's controller write themselves is set aside (metadata.uid, resourceVersion,
+ * generation, creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds, managedFields,
+ * selfLink, generateName, ownerReferences and finalizers, which Kubernetes acts on, and status).
+ * One refused is logged once, naming it and the field, and tried again only once it changes (or
+ * after a reload: gsd_kube_podgroups_forget()). One of a name gpuschedd holds already is that
+ * one when the spec is the same (followed from then on), else refused as a POST is (409, logged).
+ * One deleted, or missing from a list, is deleted as DELETE /v1/podgroups/NS/NAME deletes it; one
+ * pods still name stays, logged once, and is deleted at a later call once none do. Nothing is
+ * returned: what fails is logged; a store failure sets st->failed.
+ */
+void gsd_kube_podgroups(struct gsd_state *st, const json_t *items, int listed, int deleted);
+/* gsd_kube_podgroups_forget() - try every refused PodGroup again (the config changed). */
+void gsd_kube_podgroups_forget(struct gsd_state *st);
 
 #endif

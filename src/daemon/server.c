@@ -47,6 +47,7 @@
 #include "api.h"
 #include "extender.h"
 #include "forecast.h"
+#include "gang.h"
 #include "kube.h"
 #include "kubenodes.h"
 #include "log.h"
@@ -138,13 +139,14 @@ struct gsd_server {
     int reaper_started, reaper_stop;
     int port;
     char *cert, *key, *client_ca;
-    /* following the API server (sync_main): [0] the pods, [1] the Nodes (--nodes kubernetes) */
+    /* following the API server (sync_main): [0] the pods, [1] the Nodes (--nodes kubernetes),
+     * [2] Volcano's PodGroups (kubernetes.podGroups) */
     struct follower {
         struct gsd_server *s;
         pthread_t thread;
-        int nodes, started;
-        uint64_t gen; /* the configuration it follows by (cfg_gen when read) */
-    } follow[2];
+        int nodes, started; /* nodes: the index above */
+        uint64_t gen;       /* the configuration it follows by (cfg_gen when read) */
+    } follow[3];
     _Atomic uint64_t cfg_gen; /* one more at each reload, under state_mu with it */
     pthread_cond_t sync_cv;
     int stopping;
@@ -315,6 +317,7 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
             gsd_config_free(r->new_cfg);
         }
         gsd_access_reload(s->access, st->cfg);
+        gsd_kube_podgroups_forget(st);    /* a queue or tenant added may take one refused */
         atomic_fetch_add(&s->cfg_gen, 1); /* the syncs take it up: under state_mu, as they read */
         atomic_store(&s->max_in_flight, st->cfg->http.max_in_flight);
         atomic_store(&s->body_timeout_us, st->cfg->http.body_timeout_s * 1000000);
@@ -327,9 +330,11 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
             gsd_extender_unbind(st, r->bind);
         return 0;
     }
-    if (r->kind == GSD_REQ_NODES) {
-        if (!atomic_load(&s->failed) && !st->failed)
+    if (r->kind == GSD_REQ_NODES || r->kind == GSD_REQ_PODGROUPS) {
+        if (!atomic_load(&s->failed) && !st->failed && r->kind == GSD_REQ_NODES)
             gsd_kube_nodes(st, r->live, r->listed_us != 0, r->deleted);
+        else if (!atomic_load(&s->failed) && !st->failed)
+            gsd_kube_podgroups(st, r->live, r->listed_us != 0, r->deleted);
         return 0;
     }
     if (r->kind == GSD_REQ_NOMINATE) {
@@ -560,14 +565,15 @@ static void answer_batch(struct gsd_server *s, struct gsd_req **batch, int n)
 
 /* The API server to follow and how often to list it afresh, copied under the state lock (a
  * reload may change them); k->api_server NULL when there is none or syncSeconds is 0, or, for
- * the Nodes (@nodes), when the inventory is not theirs. */
-static void sync_config(struct gsd_server *s, int nodes, struct gsd_kube *k, uint64_t *gen)
+ * the Nodes (@what 1), when the inventory is not theirs, or, for the PodGroups (@what 2), when
+ * podGroups is false. */
+static void sync_config(struct gsd_server *s, int what, struct gsd_kube *k, uint64_t *gen)
 {
     pthread_mutex_lock(&s->state_mu);
     *gen = atomic_load(&s->cfg_gen); /* the very configuration read below */
     const struct gsd_kube *c = s->st->cfg->kube;
     *k = (struct gsd_kube){0};
-    if (c && c->sync_us && (!nodes || s->st->nodes_from_kube)) {
+    if (c && c->sync_us && (what != 1 || s->st->nodes_from_kube) && (what != 2 || c->podgroups)) {
         k->timeout_ms = c->timeout_ms;
         k->sync_us = c->sync_us;
         k->api_server = strdup(c->api_server);
@@ -608,13 +614,17 @@ static void follow_listed(void *ud, json_t *live, int64_t listed_us)
 }
 
 /* Nodes listed (@items, every one) or one changed (@listed 0: @items holds it, @deleted when
- * it was): the scheduler thread takes them into the inventory (kubenodes.c). */
+ * it was): the scheduler thread takes them into the inventory (kubenodes.c); PodGroups the
+ * same way into the gangs (gang.c). */
 static void follow_nodes_of(struct follower *f, json_t *items, int listed, int deleted)
 {
-    struct gsd_req *r = items ? req_new(GSD_REQ_NODES) : NULL;
+    struct gsd_req *r = items ? req_new(f->nodes == 2 ? GSD_REQ_PODGROUPS : GSD_REQ_NODES) : NULL;
     if (!r) {
         json_decref(items);
-        gsd_log("error", "out of memory: a Node change is not taken", NULL);
+        gsd_log("error",
+                f->nodes == 2 ? "out of memory: a PodGroup change is not taken"
+                              : "out of memory: a Node change is not taken",
+                NULL);
         return;
     }
     r->live = items;
@@ -656,8 +666,9 @@ static void *sync_main(void *arg)
 {
     struct follower *f = arg;
     struct gsd_server *s = f->s;
-    const struct gsd_kube_sink pods = {f, follow_stop, follow_listed, follow_gone, NULL, NULL};
-    const struct gsd_kube_sink nodes = {f, follow_stop, NULL, NULL, follow_nodes, follow_node};
+    const struct gsd_kube_sink pods = {f, follow_stop, follow_listed, follow_gone, NULL, NULL, 0};
+    const struct gsd_kube_sink nodes = {f,           follow_stop,  NULL, NULL, follow_nodes,
+                                        follow_node, f->nodes == 2};
     for (;;) {
         struct gsd_kube k;
         sync_config(s, f->nodes, &k, &f->gen);
@@ -1619,17 +1630,19 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
         gsd_server_stop(s);
         return gs_diag_error_code(d, -EAGAIN, "cannot start the reader threads");
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) { /* the PodGroups' waits for a config that asks for them */
         struct follower *f = &s->follow[i];
         *f = (struct follower){.s = s, .nodes = i};
         f->started =
-            (i == 0 || st->nodes_from_kube) && pthread_create(&f->thread, NULL, sync_main, f) == 0;
-        if (!f->started && (i == 0 || st->nodes_from_kube))
+            (i != 1 || st->nodes_from_kube) && pthread_create(&f->thread, NULL, sync_main, f) == 0;
+        if (!f->started && (i != 1 || st->nodes_from_kube))
             gsd_log("error",
-                    i ? "cannot start the Node sync thread: Nodes added in Kubernetes wait for a "
-                        "restart"
-                      : "cannot start the pod sync thread: pods deleted in Kubernetes keep "
-                        "their cards until DELETE /v1/pods",
+                    i == 2 ? "cannot start the PodGroup sync thread: PodGroups need POST "
+                             "/v1/podgroups"
+                    : i    ? "cannot start the Node sync thread: Nodes added in Kubernetes wait "
+                             "for a restart"
+                           : "cannot start the pod sync thread: pods deleted in Kubernetes keep "
+                             "their cards until DELETE /v1/pods",
                     NULL);
     }
     s->reaper_started = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
@@ -1695,7 +1708,7 @@ int gsd_server_stop(struct gsd_server *s)
     s->stopping = 1;
     pthread_cond_broadcast(&s->sync_cv);
     pthread_mutex_unlock(&s->mu);
-    for (int i = 0; i < 2; i++) /* before the scheduler stops: a sync may be waiting on it */
+    for (int i = 0; i < 3; i++) /* before the scheduler stops: a sync may be waiting on it */
         if (s->follow[i].started)
             pthread_join(s->follow[i].thread, NULL);
     if (s->mhd) /* the scheduler and the bind threads still answer what is in flight */

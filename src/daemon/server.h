@@ -48,8 +48,9 @@ enum gsd_req_kind {
     GSD_REQ_SYNC,
     GSD_REQ_GONE,
     GSD_REQ_NODES,
-    GSD_REQ_NOMINATE, /* filter found no node for a pod: nominate it (path: "NS/NAME") */
-    GSD_REQ_EVICT     /* an Eviction to send (bind: the job), on a bind thread */
+    GSD_REQ_PODGROUPS, /* PodGroups from the API server, as GSD_REQ_NODES (live, listed_us) */
+    GSD_REQ_NOMINATE,  /* filter found no node for a pod: nominate it (path: "NS/NAME") */
+    GSD_REQ_EVICT      /* an Eviction to send (bind: the job), on a bind thread */
 };
 
 enum gsd_qarg_cut { GSD_CUT_VALUE = 1, GSD_CUT_KEY, GSD_CUT_COUNT, GSD_CUT_PATH };

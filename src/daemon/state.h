@@ -163,6 +163,9 @@ struct gsd_state {
     struct gsd_group **groups; /* in order of seq */
     size_t ngroups, capgroups;
     int64_t group_seq; /* the next PodGroup's seq */
+    /* PodGroups of the API server refused (gsd_kube_podgroups()): "NS/NAME" to the body tried,
+     * so one is tried again only once it changes; emptied by a reload */
+    json_t *kube_refused;
 };
 
 /* How the daemon runs its scheduler: gpuschedd's --manual-clock and --way, and how it finds
