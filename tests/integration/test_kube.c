@@ -70,6 +70,9 @@ static struct {
     int lists;                /* lists answered */
     int no_policy_v1;         /* GET /apis/policy/v1 answers 404, as 1.20 does (not recorded) */
     int evict_429;            /* Evictions answered 429 before they are answered 201 */
+    char groups[4096];        /* the answer to a list of PodGroups; "": 404, no Volcano CRD */
+    char group_watch[2048];   /* PodGroup watch events, sent once by the next PodGroup watch */
+    int group_lists;          /* PodGroup lists answered (404s too) */
     pthread_cond_t cv;
 } f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -106,6 +109,30 @@ static enum MHD_Result answer(struct MHD_Connection *c, int status, const char *
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, resp);
     MHD_destroy_response(resp);
     return ret;
+}
+
+/* A PodGroup list, or a watch: the events set meanwhile (sent once), or none for 2 s at most;
+ * 404 for both while the fake has no PodGroups (f.groups ""), as without Volcano's CRD. */
+static enum MHD_Result group_answer(struct MHD_Connection *c)
+{
+    int watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch") != NULL;
+    char body[sizeof(f.groups)];
+    pthread_mutex_lock(&f.mu);
+    f.group_lists += !watch;
+    snprintf(body, sizeof(body), "%s", f.groups);
+    pthread_mutex_unlock(&f.mu);
+    if (!body[0])
+        return answer(c, 404, "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
+    for (int i = 0; watch && i < 40; i++) {
+        pthread_mutex_lock(&f.mu);
+        snprintf(body, sizeof(body), "%s", f.group_watch);
+        f.group_watch[0] = '\0';
+        pthread_mutex_unlock(&f.mu);
+        if (body[0])
+            break;
+        usleep(50000);
+    }
+    return answer(c, 200, body);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -149,6 +176,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         pthread_mutex_unlock(&f.mu);
         return answer(c, 200, body);
     }
+    if (!strcmp(url, "/apis/scheduling.volcano.sh/v1beta1/podgroups")) /* not recorded */
+        return group_answer(c);
     if (!strcmp(url, "/api/v1/pods")) { /* the pod sync's list or watch */
         const char *sel = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldSelector");
         const char *watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
@@ -266,6 +295,8 @@ static void fake_reset(void)
     f.list[0] = f.list_selector[0] = '\0';
     f.lists = 0;
     f.no_policy_v1 = f.evict_429 = 0;
+    f.groups[0] = f.group_watch[0] = '\0';
+    f.group_lists = 0;
     pthread_mutex_unlock(&f.mu);
 }
 
@@ -1911,6 +1942,153 @@ static void test_adoption_refused(void **state)
     seat_ok("ad-t4", 4, "n-t4-0");
 }
 
+/* A Volcano PodGroup object as the API server gives one: @ns/@name, minMember @min, @more
+ * (further spec fields, "" none), with what the API server and Volcano's controller write. */
+#define KGROUP(ns, name, min, more)                                                                \
+    "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\",\"metadata\":{"       \
+    "\"namespace\":\"" ns "\",\"name\":\"" name "\",\"uid\":\"uid-" name "\","                     \
+    "\"resourceVersion\":\"5\",\"generation\":1,\"creationTimestamp\":\"2026-01-01T00:00:00Z\","   \
+    "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\","            \
+    "\"name\":\"" name "\",\"uid\":\"j-" name "\",\"controller\":true}]},"                         \
+    "\"spec\":{\"minMember\":" #min more "},\"status\":{\"phase\":\"Pending\"}}"
+
+/* Hand @events (PodGroup watch lines) to the next PodGroup watch. */
+static void group_watch_sends(const char *events)
+{
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.group_watch, sizeof(f.group_watch), "%s", events);
+    pthread_mutex_unlock(&f.mu);
+}
+
+/* Poll GET /v1/podgroups/team-a/@name until it answers @status (30 s at most): the last one. */
+static long group_status_becomes(const char *name, long status)
+{
+    char path[320];
+    long got = 0;
+    snprintf(path, sizeof(path), "/v1/podgroups/team-a/%s", name);
+    for (int i = 0; i < 300 && got != status; i++) {
+        struct answer a;
+        if (i)
+            usleep(100000);
+        assert_int_equal(h_call(&d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+        got = a.status;
+        h_answer_free(&a);
+    }
+    return got;
+}
+
+/* Filter gang member team-a/@name of PodGroup @group (8 cards) on both A100 boards: the nodes
+ * passed; @why, the reason n-a100-1 failed ("" none), 256 bytes. */
+static size_t member_filter(const char *group, const char *name, char *why)
+{
+    group_of_pods = group;
+    json_t *r = filter(name, 8, json_pack("[s, s]", "n-a100-0", "n-a100-1"));
+    group_of_pods = NULL;
+    const char *err = json_string_value(json_object_get(r, "Error"));
+    const char *fn =
+        json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-1"));
+    snprintf(why, 256, "%s%s", err ? err : "", fn ? fn : "");
+    size_t n = json_array_size(json_object_get(r, "NodeNames"));
+    json_decref(r);
+    return n;
+}
+
+/* Bind team-a/@name to @node, expecting success. */
+static void bind_ok(const char *name, const char *node)
+{
+    char *err = bind_only(name, node);
+    assert_string_equal(err, "");
+    free(err);
+}
+
+/*
+ * PodGroups of the API server (Volcano's CRD) are gangs with no POST /v1/podgroups: one listed
+ * is known to filter and placed all or nothing; one refused (a field gpuschedd does not apply)
+ * is logged once, naming it and the field, and the others are taken; a watch adds, fixes and
+ * deletes them; one deleted while its members run stays until they are gone.
+ */
+static void test_podgroups_followed(void **state)
+{
+    (void)state;
+    char section[512], why[256];
+    fake_reset();
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.groups, sizeof(f.groups),
+             "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":["
+             "%s,%s,%s]}",
+             KGROUP("team-a", "kg3", 3, ""), KGROUP("team-a", "kg2", 2, ""),
+             KGROUP("team-a", "kbad", 1, ",\"minTaskMember\":{\"worker\":1}"));
+    pthread_mutex_unlock(&f.mu);
+    follow_pods(section, sizeof(section), 5, 300);
+    assert_int_equal(group_status_becomes("kg3", 200), 200);
+    assert_int_equal(group_status_becomes("kg2", 200), 200);
+    assert_int_equal(group_status_becomes("kbad", 404), 404);
+    assert_int_equal(log_count_reaches("PodGroup of the API server refused", 1), 1);
+    assert_int_equal(log_count("spec.minTaskMember"), 1);
+    assert_int_equal(log_count("team-a/kbad"), 1);
+    /* three members of 8 cards cannot all fit two boards: none is passed a node */
+    assert_int_equal(member_filter("kg3", "kg3-0", why), 0);
+    if (!strstr(why, "gang kg3"))
+        fail_msg("filter of a member of kg3: %s", why);
+    /* two can: each member is passed, and binds */
+    assert_int_equal(member_filter("kg2", "kg2-0", why), 2);
+    bind_ok("kg2-0", "n-a100-0");
+    assert_int_equal(member_filter("kg2", "kg2-1", why), 1);
+    bind_ok("kg2-1", "n-a100-1");
+    /* a watch: one added, the refused one fixed, a status change of it alone not tried again */
+    group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP(
+        "team-a", "kbad", 1,
+        ",\"minTaskMember\":{\"worker\":1}") "}\n"
+                                             "{\"type\":\"ADDED\",\"object\":" KGROUP(
+                                                 "team-a", "kw", 1, "") "}\n");
+    assert_int_equal(group_status_becomes("kw", 200), 200);
+    assert_int_equal(log_count("PodGroup of the API server refused"), 1);
+    group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP(
+        "team-a", "kbad", 1, "") "}\n"
+                                 "{\"type\":\"DELETED\",\"object\":" KGROUP(
+                                     "team-a", "kw", 1,
+                                     "") "}\n"
+                                         "{\"type\":\"DELETED\",\"object\":" KGROUP("team-a", "kg2",
+                                                                                    2, "") "}\n");
+    assert_int_equal(group_status_becomes("kbad", 200), 200);
+    assert_int_equal(group_status_becomes("kw", 404), 404);
+    assert_true(log_count_reaches("kept while pods name it", 1) >= 1);
+    assert_int_equal(group_status_becomes("kg2", 200), 200); /* its two members run */
+    *strstr(section, "  syncSeconds: 300") = '\0';
+    strcat(section, "  syncSeconds: 0\n");
+    reload_kubernetes(section);
+}
+
+/* An API server without Volcano's CRD (404 on PodGroups): said once, the pods followed still,
+ * nothing else; podGroups: false asks nothing. */
+static void test_podgroups_not_served(void **state)
+{
+    (void)state;
+    char section[512];
+    fake_reset();
+    int before = log_count("PodGroups not served by the API server");
+    follow_pods(section, sizeof(section), 5, 300);
+    assert_true(fake_count(&f.group_lists, 1) >= 1);
+    assert_true(fake_count(&f.lists, 1) >= 1); /* the pods' */
+    sleep(3);
+    assert_int_equal(log_count("PodGroups not served by the API server"), before + 1);
+    assert_int_equal(fake_count(&f.group_lists, 1), 1); /* not asked again at once */
+    struct answer a;
+    h_expect(&d, "GET", "/v1/status", TOKEN_ADMIN, NULL, 200, &a);
+    h_answer_free(&a);
+    *strstr(section, "  syncSeconds: 300") = '\0';
+    strcat(section, "  syncSeconds: 300\n  podGroups: false\n");
+    reload_kubernetes(section);
+    pthread_mutex_lock(&f.mu);
+    f.group_lists = 0;
+    pthread_mutex_unlock(&f.mu);
+    sleep(2);
+    assert_int_equal(fake_count(&f.group_lists, 0), 0);
+    *strstr(section, "  syncSeconds: 300") = '\0';
+    strcat(section, "  syncSeconds: 0\n");
+    reload_kubernetes(section);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1946,7 +2124,13 @@ int main(void)
         cmocka_unit_test(test_adopts_bound_pods),
         cmocka_unit_test(test_adoption_refused),
     };
+    /* a daemon of its own: the gangs need both A100 boards free */
+    const struct CMUnitTest podgroups[] = {
+        cmocka_unit_test(test_podgroups_followed),
+        cmocka_unit_test(test_podgroups_not_served),
+    };
     return cmocka_run_group_tests(tests, setup, teardown) +
+           cmocka_run_group_tests(podgroups, setup, teardown) +
            cmocka_run_group_tests(evictions, setup_queues, teardown) +
            cmocka_run_group_tests(grace, setup_queues, teardown) +
            cmocka_run_group_tests(adoption, setup_adopt, teardown);
