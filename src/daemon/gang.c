@@ -9,6 +9,7 @@
  */
 #include "gang.h"
 #include "api.h"
+#include "kube.h"
 #include "log.h"
 #include "preempt.h"
 #include "queue.h"
@@ -640,6 +641,9 @@ void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct 
 }
 
 /* ---- PodGroups of the API server (gsd_kube_podgroups()) ---- */
+
+/* a list of more than gpuschedd could hold is refused whole, not taken in part */
+_Static_assert(GSD_KUBE_GROUPS_MAX == GSD_GROUPS_MAX, "a PodGroup list is bounded by the cap");
 
 /* @obj as a request to create it: what the API server and Volcano's controller write themselves
  * set aside (gang.h), so that gsd_create_fields_ok(), which refuses them in a request, passes
