@@ -188,6 +188,8 @@ static void test_config_errors(void **state)
          ":5:19: timeoutSeconds: expected a whole number in 1..300"},
         {HEAD "kubernetes:\n  apiServer: http://x\n  syncSeconds: -1\n",
          ":5:16: syncSeconds: expected a whole number in 0..86400"},
+        {HEAD "kubernetes:\n  apiServer: http://x\n  podGroups: yes\n",
+         ":5:14: podGroups: expected true or false"},
         {HEAD "kubernetes:\n  apiServer: http://x\n  tokenFile: /nonexistent/token\n",
          ":5:14: tokenFile: cannot read /nonexistent/token: No such file or directory"},
         {HEAD "kubernetes:\n  apiServer: http://x\n  caFile: \"\"\n",
@@ -324,6 +326,11 @@ static void test_config_kubernetes(void **state)
     assert_string_equal(c->kube->token_file, file);
     assert_string_equal(c->kube->ca_file, file);
     assert_int_equal(c->kube->timeout_ms, 7000);
+    assert_int_equal(c->kube->podgroups, 1); /* Volcano's PodGroups followed unless told */
+    gsd_config_free(c);
+    assert_int_equal(
+        load_text(HEAD "kubernetes: {apiServer: http://x, podGroups: false}\n", &c, &d), 0);
+    assert_int_equal(c->kube->podgroups, 0);
     gsd_config_free(c);
     /* inCluster: the service's address from the environment, the pod's token and CA, and 4 s,
      * within the 5 s httpTimeout kube-scheduler's extender stanza in deploy/ gives bind */
