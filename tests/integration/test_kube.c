@@ -2059,6 +2059,61 @@ static void test_podgroups_followed(void **state)
     reload_kubernetes(section);
 }
 
+/* GET /v1/podgroups/team-a/@name's minMember. */
+static long group_min(const char *name)
+{
+    char path[320];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/podgroups/team-a/%s", name);
+    h_expect(&d, "GET", path, TOKEN_ADMIN, NULL, 200, &a);
+    long n = (long)json_integer_value(json_object_get(a.json, "minMember"));
+    h_answer_free(&a);
+    return n;
+}
+
+/*
+ * A name both posted and in the API server is one PodGroup: the same spec is that one, followed
+ * from then on (deleted there, deleted here); another spec leaves the posted one in force, the
+ * API server's refused as a second POST is (409 on metadata.name, logged), and deleting the API
+ * server's does not delete the posted one.
+ */
+static void test_podgroups_posted_first(void **state)
+{
+    (void)state;
+    char section[512];
+    fake_reset();
+    h_request(
+        &d, "POST", "/v1/podgroups", TOKEN_A,
+        "{\"metadata\":{\"name\":\"kp\",\"namespace\":\"team-a\"},\"spec\":{\"minMember\":1}}",
+        201);
+    h_request(
+        &d, "POST", "/v1/podgroups", TOKEN_A,
+        "{\"metadata\":{\"name\":\"ks\",\"namespace\":\"team-a\"},\"spec\":{\"minMember\":1}}",
+        201);
+    int before = log_count("PodGroup of the API server refused");
+    pthread_mutex_lock(&f.mu);
+    snprintf(
+        f.groups, sizeof(f.groups),
+        "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[%s,%s]}",
+        KGROUP("team-a", "kp", 2, ""), KGROUP("team-a", "ks", 1, ""));
+    pthread_mutex_unlock(&f.mu);
+    follow_pods(section, sizeof(section), 5, 300);
+    assert_int_equal(log_count_reaches("PodGroup of the API server refused", before + 1),
+                     before + 1);
+    assert_true(log_count("a PodGroup team-a/kp with another spec is held") >= 1);
+    assert_int_equal(group_min("kp"), 1);
+    sleep(3); /* the last test's PodGroup watch, 2 s at most here, must not take the events */
+    group_watch_sends("{\"type\":\"DELETED\",\"object\":" KGROUP(
+        "team-a", "ks", 1, "") "}\n"
+                               "{\"type\":\"DELETED\",\"object\":" KGROUP("team-a", "kp", 2,
+                                                                          "") "}\n");
+    assert_int_equal(group_status_becomes("ks", 404), 404);
+    assert_int_equal(group_min("kp"), 1);
+    *strstr(section, "  syncSeconds: 300") = '\0';
+    strcat(section, "  syncSeconds: 0\n");
+    reload_kubernetes(section);
+}
+
 /* An API server without Volcano's CRD (404 on PodGroups): said once, the pods followed still,
  * nothing else; podGroups: false asks nothing. */
 static void test_podgroups_not_served(void **state)
@@ -2127,6 +2182,7 @@ int main(void)
     /* a daemon of its own: the gangs need both A100 boards free */
     const struct CMUnitTest podgroups[] = {
         cmocka_unit_test(test_podgroups_followed),
+        cmocka_unit_test(test_podgroups_posted_first),
         cmocka_unit_test(test_podgroups_not_served),
     };
     return cmocka_run_group_tests(tests, setup, teardown) +
