@@ -190,6 +190,25 @@ static const char *points_str(unsigned mask, char *buf, size_t size)
     return buf;
 }
 
+/* A plugin gpusched does not build: kube-scheduler's own (VolumeBinding, ImageLocality...) or an
+ * out-of-tree one, taken without effect, as the profile places by what gpusched has; a name within
+ * two edits of one it builds is a misspelling, refused so a typo cannot change the run unseen.
+ * Return: 0 (warned); -EINVAL. */
+static int unknown_plugin(struct gs__yctx *c, const struct point *pt, yaml_node_t *name)
+{
+    const char *known[64];
+    int n = 0;
+    for (int i = 0; i < gs_plugin_count() && n < 64; i++)
+        known[n++] = gs_plugin_name(i);
+    char buf[GS__YAML_SHOW_BUF], hint[96];
+    if (*gs__yaml_hint(name, known, n, hint, sizeof(hint)))
+        return gs__yaml_err(c, name, "plugin %s (%s) is not built in this version of gpusched%s",
+                            gs__yaml_show(name, buf), pt->name, hint);
+    gs__yaml_warn(c, name, "plugin %s (%s) is not built in this version of gpusched; ignored",
+                  gs__yaml_show(name, buf), pt->name);
+    return 0;
+}
+
 static int enable_entry(struct gs__yctx *c, const struct point *pt, const struct entry *e,
                         const char *where)
 {
@@ -222,12 +241,8 @@ static int enable_entry(struct gs__yctx *c, const struct point *pt, const struct
                       gs__yaml_show(e->name, buf));
         return 0;
     }
-    if (id < 0) {
-        gs__yaml_warn(c, e->name,
-                      "plugin %s (%s) is not built in this version of gpusched; ignored",
-                      gs__yaml_show(e->name, buf), pt->name);
-        return 0;
-    }
+    if (id < 0)
+        return unknown_plugin(c, pt, e->name);
     unsigned mask = gs_plugin_points(id);
     if (!(mask & (1u << pt->ep)))
         return gs__yaml_err(c, e->name, "plugin %s is listed at %s but implements only %s",

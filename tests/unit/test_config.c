@@ -288,6 +288,13 @@ static void test_plugin_at_wrong_point(void **state)
                       "        enabled:\n"
                       "          - name: NodeGPUReserve\n",
                   NULL, ":7:19:", "NodeGPUReserve", "postFilter");
+    /* a misspelt plugin used to be warned about and dropped, the run going on without it */
+    EXPECT_EINVAL(HDR "profiles:\n"
+                      "  - plugins:\n"
+                      "      score:\n"
+                      "        enabled:\n"
+                      "          - name: FGDD\n",
+                  NULL, ":7:19:", "\"FGDD\"", "not built", "did you mean \"FGD\"?");
 }
 
 static void test_disabled_star_then_enabled(void **state)
