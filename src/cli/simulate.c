@@ -69,7 +69,8 @@ static void usage(FILE *f)
                "                     table then on standard error)\n"
                "  --curve FILE       write allocation against arrived request as CSV ('-' as\n"
                "                     for --json)\n"
-               "  --quiet            no progress bar\n");
+               "  --quiet            no progress bar (with --scenario: no text report either,\n"
+               "                     only the --json file)\n");
 }
 
 static int bad(const char *fmt, const char *arg)
