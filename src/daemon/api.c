@@ -217,6 +217,7 @@ int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from)
 {
     *limit = 500;
     *from = 0;
+    r->paged = 1;
     /* empty is not given, as the API server reads ?continue= of a last page's "" */
     if (gsd_qarg(r, "limit") && *gsd_qarg(r, "limit") &&
         parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, limit)) {

@@ -973,11 +973,11 @@ static void count_answer(struct gsd_server *s, struct conn *k, struct gsd_req *r
     int64_t cap = atomic_load(&s->max_in_flight);
     r->retry_after = n <= cap; /* one larger than the cap would never go: retrying cannot help */
     if (n > cap)
-        gsd_reply_error(r, 503, "limit",
+        gsd_reply_error(r, 503, r->paged ? "limit" : "",
                         "the answer is %lld bytes, more than http.maxBytesInFlight (%lld) "
-                        "allows in flight: ask for fewer at a time (?limit=) where the route "
-                        "pages, or raise http.maxBytesInFlight",
-                        (long long)n, (long long)cap);
+                        "allows in flight: %sraise http.maxBytesInFlight",
+                        (long long)n, (long long)cap,
+                        r->paged ? "ask for fewer at a time (?limit=), or " : "");
     else
         gsd_reply_error(r, 503, "", "too many answers in flight; retry shortly");
     end_line(r);

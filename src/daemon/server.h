@@ -103,6 +103,7 @@ struct gsd_req {
     char *warning;              /* gsd_reply_warning()'s header value (owned), or NULL */
     const char *warning_hdr[3]; /* what headers then names: Warning, it, NULL */
     int64_t retry_after;        /* seconds; 0 = no header */
+    int paged;                  /* the route read ?limit= (gsd_page_args()) */
     const char *allow;          /* a 405's Allow header (static), or NULL */
     int close;                  /* answered with Connection: close (its framing is in doubt) */
     int done;

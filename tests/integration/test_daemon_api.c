@@ -1652,7 +1652,8 @@ static void test_headers_given_twice(void **state)
 
 /* Answers count in flight with the request bodies under http.maxBytesInFlight: each client that
  * asked for a long list and never read it held its whole answer (3 GB from one address). One
- * answer larger than the cap is refused naming ?limit=, without Retry-After. */
+ * answer larger than the cap is refused naming ?limit= where the route pages, without
+ * Retry-After. */
 static void test_answer_cap(void **state)
 {
     (void)state;
@@ -1678,6 +1679,13 @@ static void test_answer_cap(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
                            "or raise http.maxBytesInFlight")); /* a snapshot has no ?limit= */
     assert_string_equal(a.retry_after, "");
+    h_answer_free(&a);
+    /* a snapshot does not page: its refusal named ?limit=, which the route then refused */
+    h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 503, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "");
+    assert_null(strstr(json_string_value(json_object_get(a.json, "error")), "limit"));
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "allows in flight: raise http.maxBytesInFlight"));
     h_answer_free(&a);
     for (int limit = 40; limit <= 60; limit += 20) { /* 2.4 and 3.6 MB go */
         snprintf(path, sizeof(path), "/v1/pods?limit=%d", limit);
