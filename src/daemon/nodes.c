@@ -336,8 +336,9 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
             json_array_append_new(bad, json_integer(g));
     }
     json_t *n = json_pack(
-        "{s:s, s:s, s:o, s:s?, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:o, s:o}", "name",
-        ni.name, "zone", ni.zone, "taints", taints_json(&st->inv->policy, i), "gpu_model",
+        "{s:s, s:s?, s:o, s:s?, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:o, s:o}",
+        "name", ni.name, "zone", st->inv->policy.nodes[i].zone[0] ? ni.zone : NULL, "taints",
+        taints_json(&st->inv->policy, i), "gpu_model",
         ni.model >= 0 ? gs_catalog_at(ni.model)->name : NULL, "gpus", ni.gpus,
         "gpu_milli_allocated", (json_int_t)alloc, "gpu_milli_free",
         (json_int_t)(ni.gpus * 1000 - alloc - down), "gpu_milli_unavailable", (json_int_t)down,

@@ -239,6 +239,8 @@ static void test_lifecycle_and_restart(void **state)
     json_decref(get(&d, TOKEN_A, "/v1/pods/team-a/p3", 404));
     json_t *n = get(&d, TOKEN_A, "/v1/nodes/n-t4-0", 200);
     assert_int_equal(json_array_size(json_object_get(n, "gpu")), 4);
+    /* a node without a zone: it showed "default", which a nodeSelector was refused to name */
+    assert_true(json_is_null(json_object_get(n, "zone")));
     json_decref(n);
     n = get(&d, TOKEN_A, "/v1/nodes", 200);
     assert_int_equal(json_array_size(json_object_get(n, "items")), 4);
