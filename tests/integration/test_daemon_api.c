@@ -594,6 +594,13 @@ static void test_errors_name_the_field(void **state)
                          400);
         assert_string_equal(field, req_only[i].field);
     }
+    /* more cards than a node has, asked by an init container: it named the app containers */
+    const char *init_big =
+        "{\"metadata\":{\"name\":\"ib\"},\"spec\":{\"initContainers\":[{\"name\":\"i\","
+        "\"resources\":{\"limits\":{\"nvidia.com/gpu\":100}}}],\"containers\":[{\"name\":\"a\"},"
+        "{\"name\":\"b\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, init_big, field, 128), 400);
+    assert_string_equal(field, "spec.initContainers[0].resources.limits.nvidia.com/gpu");
     /* The same pod sent again (its first answer lost) is the pod held, 200; another spec under
      * that name is a 409. */
     json_t *first = h_submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201);

@@ -1051,6 +1051,23 @@ static int32_t work_share(const struct gs_tenancy *t, const struct rpod *p,
     return (int32_t)(s < 1 ? 1 : s > 1000 ? 1000 : s);
 }
 
+/* The init container whose own nvidia.com/gpu is the pod's @gpu, the app containers and sidecars
+ * together asking fewer (a pod asks the larger of its init containers' ask and their sum, as
+ * kubelet admits it); -1 when the sum is the pod's. */
+static int16_t gpu_from_init(const struct gs_pod_spec *sp, int64_t gpu)
+{
+    int64_t sum = 0;
+    int16_t init = -1;
+    for (int i = 0; i < sp->ncontainers; i++) {
+        int64_t g = sp->containers[i].gpu > 0 ? sp->containers[i].gpu : 0;
+        if (sp->containers[i].init != 1)
+            sum += g;
+        else if (g == gpu && init < 0)
+            init = (int16_t)i;
+    }
+    return sum < gpu ? init : -1;
+}
+
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
 static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_step_profile *prof,
                   char *why, size_t size)
@@ -1106,6 +1123,7 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     }
     if (c.gpu > b.most_gpus && !(sp->same_card && fractional)) {
         p->field = "spec.containers[].resources.limits.nvidia.com/gpu";
+        p->field_at = gpu_from_init(sp, c.gpu);
         gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
                 (long long)c.gpu, b.most_gpus);
         return -1;
