@@ -147,9 +147,22 @@ struct gs_queue_spec {
     struct gs_scn_src src;
 };
 
+/* The task entries a PodGroup's spec.minTaskMember may hold. A Volcano Job has one per task
+ * (its job controller writes each task's minAvailable); more than this is refused. */
+#define GS_PG_TASKS_MAX 16
+
+/* One entry of spec.minTaskMember: the members of task @name (pods annotated
+ * volcano.sh/task-spec: @name) that must run, or have succeeded, for the gang to start. */
+struct gs_pg_task_min {
+    char name[GS_SCN_NAME_MAX]; /* a DNS-1123 label, as Volcano's job webhook checks task names */
+    int32_t min;                /* >= 0 */
+};
+
 /* A Volcano PodGroup: a gang. spec.minResources, what its first minMember members need
  * together: it is admitted (Volcano's Pending to Inqueue) only when that fits (the tenancy
- * ledger's enqueue check); 0 in a resource it does not name, all four 0 without it. */
+ * ledger's enqueue check); 0 in a resource it does not name, all four 0 without it.
+ * spec.minTaskMember: @ntasks entries, in the order written (none: the gang counts minMember
+ * alone); see gs__tn_gang_lacking() for the rule. */
 struct gs_podgroup_spec {
     char ns[GS_SCN_NAME_MAX], name[GS_SCN_OBJ_MAX];
     int32_t min_member;                                   /* >= 1 */
@@ -158,6 +171,8 @@ struct gs_podgroup_spec {
     int64_t min_gpu_milli, min_cpu_milli, min_memory_mib; /* minResources nvidia.com/gpu, cpu,
                                                              memory: milli-GPU, milli-CPU, MiB */
     int64_t min_pods;                                     /* minResources pods: a pod count */
+    struct gs_pg_task_min tasks[GS_PG_TASKS_MAX];         /* spec.minTaskMember */
+    int32_t ntasks;
     struct gs_scn_src src;
 };
 
@@ -322,6 +337,8 @@ struct gs_pod_spec {
     char user[GS_SCN_NAME_MAX];     /* label `user` */
     char workload[GS_SCN_NAME_MAX]; /* label `gpusched.io/workload`, "" when none */
     char group[GS_SCN_OBJ_MAX];     /* its PodGroup, "" none: named by @group_key */
+    char task[GS_SCN_NAME_MAX];     /* annotation volcano.sh/task-spec: its task in a Volcano
+                                       Job, which a PodGroup's minTaskMember counts; "" none */
     const char *group_key; /* the annotation or label that names @group (static text), NULL none */
     char profile[GS_SCN_NAME_MAX];        /* annotation gpusched.io/profile */
     char vgpu_class[GS_SCN_NAME_MAX];     /* annotation gpusched.io/vgpu-class */
@@ -497,6 +514,18 @@ int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole);
  * annotations say. Borrowed (@g's, or static).
  */
 const char *gs_podgroup_queue(const struct gs_podgroup_spec *g);
+
+/*
+ * gs_podgroup_task_add() - add the spec.minTaskMember entry @name: @min to PodGroup @g, as both
+ * readers take it (a scenario's PodGroup, gpuschedd's POST /v1/podgroups). @name: the task, a
+ * DNS-1123 label of at most 63 bytes (Volcano's job webhook checks task names so, and its job
+ * controller writes each task's minAvailable under it); @min: members, 0 allowed (Volcano writes
+ * 0 for a task that need not run), negative refused. Return: 0 added; -EINVAL with the reason in
+ * @why (@size bytes; it names the entry, not the field) for a bad name or value, a name given
+ * twice, or more than GS_PG_TASKS_MAX entries.
+ */
+int gs_podgroup_task_add(struct gs_podgroup_spec *g, const char *name, long long min, char *why,
+                         size_t size);
 
 /*
  * gs_pod_queue() - the Volcano Queue pod @sp runs in: its PodGroup's (@g, gs_podgroup_queue()),

@@ -131,6 +131,32 @@ const char *gs_podgroup_queue(const struct gs_podgroup_spec *g)
     return g->queue[0] ? g->queue : "default";
 }
 
+int gs_podgroup_task_add(struct gs_podgroup_spec *g, const char *name, long long min, char *why,
+                         size_t size)
+{
+    size_t n = strlen(name);
+    if (!gs_dns_label_ok(name, n))
+        return snprintf(why, size,
+                        "task \"%.64s\": expected a Volcano task's name, a DNS label (a-z, 0-9, "
+                        "'-', 1..63 bytes)",
+                        name),
+               -EINVAL;
+    if (min < 0 || min > INT32_MAX)
+        return snprintf(why, size, "task %s: expected a member count of 0 or more, not %lld", name,
+                        min),
+               -EINVAL;
+    for (int32_t i = 0; i < g->ntasks; i++)
+        if (!strcmp(g->tasks[i].name, name))
+            return snprintf(why, size, "task %s is given twice", name), -EINVAL;
+    if (g->ntasks >= GS_PG_TASKS_MAX)
+        return snprintf(why, size, "more than %d tasks: gpusched holds %d per PodGroup",
+                        GS_PG_TASKS_MAX, GS_PG_TASKS_MAX),
+               -EINVAL;
+    memcpy(g->tasks[g->ntasks].name, name, n + 1);
+    g->tasks[g->ntasks++].min = (int32_t)min;
+    return 0;
+}
+
 const char *gs_pod_queue(const struct gs_pod_spec *sp, const struct gs_podgroup_spec *g)
 {
     return g ? gs_podgroup_queue(g) : sp->queue[0] ? sp->queue : "default";

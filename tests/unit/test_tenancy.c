@@ -3040,6 +3040,57 @@ static void test_elastic_gang(void **state)
     gs_scenario_free(s);
 }
 
+/* A Volcano Job's PodGroup, minMember 3 and minTaskMember {ps: 1, worker: 2}, whose three workers
+ * (one card each) come before its ps: @ps_gpus cards for the ps, a 3-card node. */
+static struct gs_scenario *task_gang(int ps_gpus)
+{
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t3", 3, 0));
+    podgroup(s, "ns", "job", 3, NULL);
+    struct gs_podgroup_spec *g = &s->policy.podgroups[0];
+    char why[160];
+    assert_int_equal(gs_podgroup_task_add(g, "ps", 1, why, sizeof(why)), 0);
+    assert_int_equal(gs_podgroup_task_add(g, "worker", 2, why, sizeof(why)), 0);
+    for (int i = 0; i < 4; i++) {
+        char n[8];
+        snprintf(n, sizeof(n), i < 3 ? "w-%d" : "ps-0", i);
+        struct gs_pod_spec *p = pod(s, "ns", n, i < 3 ? 1 : ps_gpus, 0, 3600);
+        snprintf(p->group, sizeof(p->group), "job");
+        snprintf(p->task, sizeof(p->task), "%s", i < 3 ? "worker" : "ps");
+    }
+    return s;
+}
+
+/*
+ * minTaskMember (Volcano's gang plugin: a job is ready when minMember of its members are and each
+ * task's minimum of that task's): with room for three of the four members, the three that start
+ * together are the ps and two workers, not the first three to come (all workers); the third
+ * worker grows in when a card frees. A ps that cannot fit holds the whole gang back, though three
+ * workers would make minMember: a 2-card ps fits the node, but not beside two workers.
+ */
+static void test_task_min_gang(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = task_gang(1);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "ps-0")->start_us, 0);
+    assert_int_equal(find(t, "w-0")->start_us, 0);
+    assert_int_equal(find(t, "w-1")->start_us, 0);
+    assert_int_equal(find(t, "w-2")->start_us, 3600 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+    s = task_gang(2);
+    t = run(s, GS_WAY_FULL);
+    for (int i = 0; i < 3; i++) {
+        char n[8];
+        snprintf(n, sizeof(n), "w-%d", i);
+        assert_int_equal(find(t, n)->state, GS_POD_PENDING);
+    }
+    assert_int_equal(find(t, "ps-0")->state, GS_POD_PENDING);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* A pod asking no tier keeps to one NVLink bridge on a board whose bridges join pairs: with card 0
  * taken, two cards come from the whole pair 2-3, not 1 and 2 of the same PCIe domain. */
 static void test_nvlink_pair_without_tier(void **state)
@@ -3187,6 +3238,7 @@ int main(void)
         cmocka_unit_test(test_nvlink_preferred),
         cmocka_unit_test(test_sharing_follows_util),
         cmocka_unit_test(test_elastic_gang),
+        cmocka_unit_test(test_task_min_gang),
         cmocka_unit_test(test_nvlink_pair_without_tier),
         cmocka_unit_test(test_reason_free_cards_spread),
         cmocka_unit_test(test_node_name_and_zone),

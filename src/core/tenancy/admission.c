@@ -1689,13 +1689,18 @@ int32_t gs__tn_group_find(const struct gs_tenancy *t, const char *ns, const char
     return namemap_get(t->groups, ns, name);
 }
 
-/* The members PodGroup @g starts together: its minMember, or 1 (each alone) where its tenant's
- * GPUQuota says schedulingPolicy.gangScheduling false. */
-static int32_t gang_min(const struct gs_tenancy *t, const struct gs_podgroup_spec *g)
+/* Are PodGroup @g's members a gang: not where its tenant's GPUQuota says
+ * schedulingPolicy.gangScheduling false (they start one by one)? */
+static int gang_on(const struct gs_tenancy *t, const struct gs_podgroup_spec *g)
 {
     int32_t tn = namemap_get(t->namespaces, g->ns, NULL);
-    int gang = tn < 0 || (size_t)tn >= t->pol->ntenants || t->pol->tenants[tn].gang_scheduling;
-    return gang || g->min_member < 1 ? g->min_member : 1;
+    return tn < 0 || (size_t)tn >= t->pol->ntenants || t->pol->tenants[tn].gang_scheduling;
+}
+
+/* The members PodGroup @g starts together: its minMember, or 1 (each alone) without gangs. */
+static int32_t gang_min(const struct gs_tenancy *t, const struct gs_podgroup_spec *g)
+{
+    return gang_on(t, g) || g->min_member < 1 ? g->min_member : 1;
 }
 
 /* A gang for PodGroup @g with no members yet; @old: the dropped gang whose place it takes (its
@@ -1704,6 +1709,7 @@ static struct gang gang_new(const struct gs_tenancy *t, const struct gs_podgroup
                             const struct gang *old)
 {
     struct gang n = {.min = gang_min(t, g), .level_low = -1, .capped = -1};
+    n.tasked = (int8_t)(g->ntasks > 0 && gang_on(t, g));
     if (old) {
         n.gen = old->gen + 1;
         n.members.v = old->members.v;
@@ -1720,6 +1726,7 @@ int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
     if (i >= 0) { /* a PodGroup made again: its pods keep their gang, with the new spec */
         *t->pgs[i] = *g;
         t->gangs[i].min = gang_min(t, g);
+        t->gangs[i].tasked = (int8_t)(g->ntasks > 0 && gang_on(t, g));
         gs__tn_gang_changed(t, i);
         return i;
     }
@@ -1880,12 +1887,33 @@ int gs__tn_enroll(struct gs_tenancy *t, int32_t pod)
     return 0;
 }
 
+/* FNV-1a of @s into @key. */
+static uint64_t fnv_str(uint64_t key, const char *s)
+{
+    for (; *s; s++)
+        key = (key ^ (uint8_t)*s) * 1099511628211ULL;
+    return (key ^ 0xff) * 1099511628211ULL;
+}
+
+/* @key with gang @g's tasks mixed in: two gangs alike but for them are not tried as one. */
+static uint64_t tasks_key(const struct gs_tenancy *t, const struct gang *g,
+                          const struct gs_podgroup_spec *pg, uint64_t key)
+{
+    for (int k = 0; k < pg->ntasks; k++)
+        key = fnv_str(key ^ (uint64_t)pg->tasks[k].min, pg->tasks[k].name);
+    for (size_t k = 0; k < g->members.n; k++)
+        key = (key ^ t->pods[g->members.v[k]].task) * 1099511628211ULL;
+    return key;
+}
+
 uint64_t gs__tn_gang_key(const struct gs_tenancy *t, const struct gang *g)
 {
     uint64_t key = ((uint64_t)g->min * 1099511628211ULL) ^ g->members.n;
     for (size_t k = 0; k < g->members.n; k++)
         key = (key ^ t->pods[g->members.v[k]].shape) * 1099511628211ULL;
     const struct gs_podgroup_spec *pg = t->pgs[g - t->gangs];
+    if (g->tasked) /* which member is of which task, and each task's minimum */
+        key = tasks_key(t, g, pg, key);
     if (pg->min_gpu_milli || pg->min_cpu_milli || pg->min_memory_mib) /* its enqueue check */
         key = ((key ^ (uint64_t)pg->min_gpu_milli) * 1099511628211ULL ^
                (uint64_t)pg->min_cpu_milli ^ (uint64_t)pg->min_memory_mib << 20) *

@@ -481,8 +481,7 @@ static int try_pod(struct gs_tenancy *t, int32_t pod, struct bucket *b)
     struct rpod *p = &t->pods[pod];
     int capacity = 0, r, general, was_late = gs__tn_late(t, p);
     uint64_t held_before = t->held_hits;
-    if (p->group >= 0 &&
-        t->gangs[p->group].running + t->gangs[p->group].done < t->gangs[p->group].min) {
+    if (p->group >= 0 && gs__tn_gang_lacking(t, p->group) > 0) {
         struct gang *g = &t->gangs[p->group];
         if (gang_users_at_limit(t, g, p))
             return 0;

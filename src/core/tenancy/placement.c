@@ -1044,6 +1044,102 @@ static int gang_waiting(const struct gs_tenancy *t, const struct gang *g, int32_
     return n;
 }
 
+uint32_t gs__tn_task_hash(const char *name)
+{
+    uint32_t h = 2166136261u;
+    for (const char *s = name; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return !name[0] ? 0 : h ? h : 1;
+}
+
+/* Which entry of PodGroup @pg's minTaskMember counts member @p (its volcano.sh/task-spec); -1
+ * none. */
+static int task_of(const struct gs_podgroup_spec *pg, const struct rpod *p)
+{
+    for (int k = 0; p->task && k < pg->ntasks; k++)
+        if (gs__tn_task_hash(pg->tasks[k].name) == p->task)
+            return k;
+    return -1;
+}
+
+/*
+ * What each task of gang @group's minTaskMember lacks of its minimum, in @need (one per entry):
+ * its members running or completed Succeeded count, as Volcano's ReadyTaskNum counts them. In
+ * @unseen, the members counted Succeeded that this scheduler never held (a driver made again
+ * after a restart or reload knows only how many completed, gs_tenancy_podgroup_succeeded()):
+ * their tasks are not known, so they count for whichever task lacks. Return: the sum of what
+ * the tasks lack, less @unseen, at least 0; 0 for a gang whose PodGroup has no minTaskMember.
+ */
+static int32_t task_needs(const struct gs_tenancy *t, int32_t group, int32_t *need, int32_t *unseen)
+{
+    const struct gang *g = &t->gangs[group];
+    const struct gs_podgroup_spec *pg = t->pgs[group];
+    if (!g->tasked)
+        return 0;
+    for (int k = 0; k < pg->ntasks; k++)
+        need[k] = pg->tasks[k].min;
+    *unseen = g->done;
+    for (size_t i = 0; i < g->members.n; i++) {
+        const struct rpod *p = &t->pods[g->members.v[i]];
+        int done = p->state == GS_POD_COMPLETED && p->succeeded;
+        int k = p->state == GS_POD_RUNNING || done ? task_of(pg, p) : -1;
+        *unseen -= done;
+        if (k >= 0)
+            need[k]--;
+    }
+    *unseen = *unseen > 0 ? *unseen : 0;
+    int32_t sum = 0;
+    for (int k = 0; k < pg->ntasks; k++)
+        sum += need[k] > 0 ? need[k] : 0;
+    return sum > *unseen ? sum - *unseen : 0;
+}
+
+int32_t gs__tn_gang_lacking(const struct gs_tenancy *t, int32_t group)
+{
+    const struct gang *g = &t->gangs[group];
+    int32_t need[GS_PG_TASKS_MAX], unseen;
+    int32_t lacking = g->min - g->running - g->done, tasks = task_needs(t, group, need, &unseen);
+    return tasks > lacking ? tasks : lacking;
+}
+
+/*
+ * Volcano's gang plugin starts a job only with each task's minTaskMember among the members
+ * placed together, so those go first: of the @nm waiting members @m (arrival order; room for
+ * 2 x @nm), what each task lacks, in arrival order, then the rest as they came. Return: 0; 1 when
+ * some task has fewer members waiting than it lacks (a task none names yet included, as Volcano
+ * waits for it), the words in every member's reason.
+ */
+static int tasks_first(struct gs_tenancy *t, int32_t group, int32_t *m, int nm)
+{
+    const struct gs_podgroup_spec *pg = t->pgs[group];
+    int32_t need[GS_PG_TASKS_MAX], *rest = m + nm, unseen, left = 0;
+    if (task_needs(t, group, need, &unseen) <= 0)
+        return 0;
+    int n = 0, nrest = 0;
+    for (int j = 0; j < nm; j++) {
+        int k = task_of(pg, &t->pods[m[j]]);
+        if (k >= 0 && need[k] > 0) {
+            need[k]--;
+            m[n++] = m[j]; /* n <= j: nothing unread is overwritten */
+        } else {
+            rest[nrest++] = m[j];
+        }
+    }
+    memcpy(m + n, rest, (size_t)nrest * sizeof(*m));
+    for (int k = 0; k < pg->ntasks; k++)
+        left += need[k] > 0 ? need[k] : 0;
+    for (int k = 0; left > unseen && k < pg->ntasks; k++)
+        if (need[k] > 0) {
+            for (int j = 0; j < nm; j++)
+                gs__say(t->pods[m[j]].reason, GS_REASON_MAX,
+                        "PodGroup %s: task %s lacks %d of minTaskMember %d: members annotated "
+                        "volcano.sh/task-spec: %s are not submitted",
+                        pg->name, pg->tasks[k].name, need[k], pg->tasks[k].min, pg->tasks[k].name);
+            return 1;
+        }
+    return 0;
+}
+
 /* The waiting members of a gang one by one, all or none. Return: 0 placed, 1 not, < 0 error. */
 static int place_members(struct gs_tenancy *t, const int32_t *m, int nm, struct txn *x,
                          int *capacity)
@@ -1121,10 +1217,12 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
     struct txn *x = &t->txn_gang;
     x->bound.n = x->evicted.n = 0;
     *capacity = 1;
-    int lacking = g->min - g->running - g->done; /* completed members count, as in Volcano */
+    int lacking = gs__tn_gang_lacking(t, group); /* completed members count, as in Volcano */
     if (lacking > 0 && nm > 0 && !gs__tn_enqueue(t, group, t->pods[m[0]].reason, GS_REASON_MAX)) {
         for (int k = 1; k < nm; k++) /* minResources do not fit: none is tried */
             gs__reason_copy(t->pods[m[k]].reason, t->pods[m[0]].reason);
+        *capacity = 0;
+    } else if (lacking > 0 && tasks_first(t, group, m, nm)) {
         *capacity = 0;
     } else if (lacking > nm) {
         for (int k = 0; k < nm; k++)

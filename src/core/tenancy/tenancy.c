@@ -442,6 +442,8 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     if (!reused)
         memset(p, 0, sizeof(*p));
     p->sp = sp;
+    p->succeeded = 0;
+    p->task = gs__tn_task_hash(sp->task);
     p->seq = seq;
     p->submit = t->now;
     p->saved_us = sp->saved_us > 0 ? sp->saved_us : 0; /* a snapshot's pod resumes there */
@@ -468,7 +470,7 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     if ((r = gs__tn_enroll(t, pod)) < 0)
         return r;
     if (p->group >= 0) {
-        size_t need = t->gangs[p->group].members.n;
+        size_t need = 2 * t->gangs[p->group].members.n; /* and room to reorder them */
         int32_t *m = gs_grow(t->gang_members, &t->gang_members_cap, need, sizeof(*m), 16);
         if (!m)
             return -ENOMEM;
@@ -514,6 +516,7 @@ int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *
                  (p->sp->duration_us == GS_UNSET || p->left > 0);
     if (p->wgroup >= 0 && !failed) /* Succeeded: it no longer holds its gang mates back */
         t->gangs[p->wgroup].done++;
+    p->succeeded = !failed;
     r = gs__tn_unplace(t, id);
     gs__tn_log(&t->rlog, p->node);
     if (share_milli)
@@ -619,7 +622,7 @@ int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *n
             (void)gs__vec_push(&t->retired, g->members.v[k]);
     }
     g->members.n = g->workers.n = 0;
-    g->min = g->done = g->left = g->inqueue = 0;
+    g->min = g->done = g->left = g->inqueue = g->tasked = 0;
     g->cards = g->milli_low = g->preemptible = 0;
     g->level_low = -1;
     g->key = gs__tn_gang_key(t, g);

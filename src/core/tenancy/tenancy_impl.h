@@ -92,6 +92,9 @@ struct rpod {
     const char *field; /* rejected: the Pod field at fault (static), NULL for the pod as a whole */
     int16_t field_at;  /* the container @field names (index in sp->containers), -1 none */
     uint8_t released;  /* the driver is done with it (gs_tenancy_release()) */
+    uint8_t succeeded; /* completed Succeeded: its task's minTaskMember counts it (placement.c) */
+    uint32_t task;     /* gs__tn_task_hash() of its volcano.sh/task-spec, 0 none: read once its
+                        * spec may be gone (a released member still counts for its task) */
     char reason[GS_REASON_MAX];
     int32_t wgroup; /* its PodGroup in every way (work.c: a gang below minMember does no work) */
     /* The work model (work.c). @rate: busy milli-GPU per card at full speed (gpu-util x the
@@ -172,6 +175,7 @@ struct gang {
                            * counts Succeeded pods */
     int32_t left;         /* of @members, those gone (completed, failed or deleted) */
     int8_t el;            /* elastic as t->elastic_running counts it (eviction.c) */
+    int8_t tasked;        /* its PodGroup's minTaskMember applies: it has some, and gangs are on */
     struct vec workers;   /* pods that named it, in every way */
     uint64_t key;         /* the members' shapes and minMember: gangs alike share a bucket */
     struct vec members;   /* pod ids, in arrival order */
@@ -474,6 +478,18 @@ static inline int gs__tn_gang_elastic(const struct gang *g)
 int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_node,
                      int *capacity);
 int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity);
+/*
+ * gs__tn_gang_lacking() - the members gang @group lacks to be ready, by Volcano's gang plugin
+ * (pkg/scheduler/api job_info.go: IsReady and CheckTaskReady): its ready members (running, or
+ * completed Succeeded) must reach minMember and, for each task of its PodGroup's minTaskMember,
+ * that task's ready members (volcano.sh/task-spec naming it) its minimum. Return: the greater of
+ * what minMember lacks and the sum of what each task lacks; <= 0 when it is ready. O(1) for a
+ * PodGroup without minTaskMember (or whose tenant turns gangs off), else O(members x tasks).
+ */
+int32_t gs__tn_gang_lacking(const struct gs_tenancy *t, int32_t group);
+/* gs__tn_task_hash() - a task name (volcano.sh/task-spec) as a member keeps it: FNV-1a, never 0;
+ * 0 for "" (no task). */
+uint32_t gs__tn_task_hash(const char *name);
 int gs__tn_bind(struct gs_tenancy *t, int32_t pod, size_t node, uint32_t mask, struct txn *x);
 int gs__tn_evict(struct gs_tenancy *t, int32_t pod, struct txn *x);
 int gs__tn_unplace(struct gs_tenancy *t, int32_t pod);
