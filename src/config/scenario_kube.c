@@ -201,9 +201,21 @@ int gs__scn_queue(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 
 /* --- PodGroup --- */
 
-enum { PG_MIN_MEMBER, PG_QUEUE, PG_PRIORITY_CLASS, PG_MIN_RESOURCES };
+enum { PG_MIN_MEMBER, PG_QUEUE, PG_PRIORITY_CLASS, PG_MIN_RESOURCES, PG_MIN_TASK_MEMBER };
 static const char *const pg_keys[] = {"minMember",    "queue",         "priorityClassName",
                                       "minResources", "minTaskMember", "networkTopology"};
+
+/* One entry of spec.minTaskMember, task name: members; checked as gpuschedd checks it. */
+static int task_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    char what[128], why[160];
+    int64_t n;
+    gs__yaml_label(what, sizeof(what), "minTaskMember.%s", gs__yaml_str(k));
+    int rc = gs__scn_int(c, v, what, INT32_MIN, INT32_MAX, &n);
+    if (!rc && gs_podgroup_task_add(arg, gs__yaml_str(k), n, why, sizeof(why)))
+        rc = gs__yaml_err(c, n < 0 ? v : k, "PodGroup spec.minTaskMember: %s", why);
+    return rc;
+}
 
 /* spec.minResources: the resource names and quantities of a Queue's capability. */
 static int min_resources(struct gs__yctx *c, yaml_node_t *n, struct gs_podgroup_spec *g)
@@ -252,7 +264,7 @@ int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, pg_keys, GS__YAML_NKEYS(pg_keys), "PodGroup spec",
                                  gs__scn_keep, f);
-    for (size_t i = PG_MIN_RESOURCES + 1; !rc && i < GS__YAML_NKEYS(pg_keys); i++)
+    for (size_t i = PG_MIN_TASK_MEMBER + 1; !rc && i < GS__YAML_NKEYS(pg_keys); i++)
         if (f[i]) /* Volcano's, applied by neither driver: gpuschedd refuses them too */
             rc = gs__yaml_err(c, f[i],
                               "PodGroup spec.%s is not applied: refused rather than ignored",
@@ -267,6 +279,8 @@ int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
                           sizeof(g.priority_class));
     if (!rc && f[PG_MIN_RESOURCES])
         rc = min_resources(c, f[PG_MIN_RESOURCES], &g);
+    if (!rc && f[PG_MIN_TASK_MEMBER])
+        rc = gs__yaml_each_pair(c, f[PG_MIN_TASK_MEMBER], "minTaskMember", task_pair, &g);
     if (rc)
         return rc;
     memcpy(g.ns, m.ns_s, sizeof(g.ns));

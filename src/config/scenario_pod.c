@@ -591,6 +591,7 @@ enum {
     A_EVICTIONS,
     A_FIRST_START,
     A_CHARGED,
+    A_TASK,
     A_COUNT
 };
 static const char *const annot_keys[] = {"scheduling.k8s.io/group-name",
@@ -612,7 +613,8 @@ static const char *const annot_keys[] = {"scheduling.k8s.io/group-name",
                                          "sim.gpusched.io/done",
                                          "sim.gpusched.io/evictions",
                                          "sim.gpusched.io/first-start",
-                                         "sim.gpusched.io/charged"};
+                                         "sim.gpusched.io/charged",
+                                         "volcano.sh/task-spec"};
 
 /* gpusched.io/gpu-model: catalog models joined by '|' ("A100-SXM4-80GB|H100-SXM5-80GB"). */
 static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
@@ -836,6 +838,15 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
         return group_name(c, v, "metadata.annotations.scheduling.k8s.io/group-name", p);
     case A_PROFILE:
         return gs__scn_name(c, v, annot_keys[a], p->profile, sizeof(p->profile));
+    case A_TASK: /* Volcano's job controller writes it on each pod of a Job: the task's name */
+        if ((rc = gs__scn_name(c, v, annot_keys[a], p->task, sizeof(p->task))) != 0)
+            return rc;
+        return gs_dns_label_ok(p->task, strlen(p->task))
+                   ? 0
+                   : gs__yaml_err(c, v,
+                                  "%s \"%s\": expected a Volcano task's name, a DNS label (a-z, "
+                                  "0-9, '-', 1..63 bytes)",
+                                  annot_keys[a], p->task);
     case A_VGPU:
         return gs__scn_name(c, v, annot_keys[a], p->vgpu_class, sizeof(p->vgpu_class));
     case A_QUEUE:

@@ -441,6 +441,20 @@ static void test_warnings(void **state)
     assert_int_equal(w.n, 1);
     assert_has(w.msg[0], ":1:1: PodGroup a/g has minMember 3 and 1 pods of the scenario");
     gs_scenario_free(s);
+    /* minTaskMember, and each member's task from volcano.sh/task-spec (a task min of 0 taken) */
+    s = load_text_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                     "metadata: {name: g, namespace: a}\n"
+                     "spec: {minMember: 1, minTaskMember: {ps: 1, worker: 0}}\n---\n"
+                     "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a, annotations: "
+                     "{scheduling.k8s.io/group-name: g, volcano.sh/task-spec: ps}}\n"
+                     "spec: {containers: [{name: m}]}\n",
+                     &d, &w);
+    assert_int_equal(s->policy.podgroups[0].ntasks, 2);
+    assert_string_equal(s->policy.podgroups[0].tasks[1].name, "worker");
+    assert_int_equal(s->policy.podgroups[0].tasks[0].min, 1);
+    assert_int_equal(s->policy.podgroups[0].tasks[1].min, 0);
+    assert_string_equal(s->pods[0].task, "ps");
+    gs_scenario_free(s);
     /* ... unless its tenant's GPUQuota says gangScheduling: false: its pods start one by one */
     s = load_text_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
                      "metadata: {name: g, namespace: a}\nspec: {minMember: 3}\n---\n"
@@ -1271,9 +1285,18 @@ static const struct bad bads[] = {
      -EINVAL, ":4:19: ", "minMember must be in 1..", 0},
     /* Volcano's other PodGroup fields, applied by neither driver, were taken without a word */
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
-     "spec: {minMember: 2, minTaskMember: {w: 2}}\n",
-     -EINVAL, ":4:37: ", "PodGroup spec.minTaskMember is not applied: refused rather than ignored",
-     0},
+     "spec: {minMember: 2, networkTopology: {mode: hard}}\n",
+     -EINVAL,
+     ":4:39: ", "PodGroup spec.networkTopology is not applied: refused rather than ignored", 0},
+    /* minTaskMember: task names as Volcano's job webhook takes them, counts of 0 or more */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 2, minTaskMember: {w: -1}}\n",
+     -EINVAL, ":4:41: ", "minTaskMember: task w: expected a member count of 0 or more, not -1", 0},
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 2, minTaskMember: {W_1: 1}}\n",
+     -EINVAL, ":4:38: ", "task \"W_1\": expected a Volcano task's name, a DNS label", 0},
+    {POD_META "  annotations: {volcano.sh/task-spec: Ps}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:39: ", "volcano.sh/task-spec \"Ps\": expected a Volcano task's name", 0},
     /* minResources: the names and quantities of a Queue's capability */
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
      "spec: {minMember: 2, minResources: {nvidia.com/gpus: 2}}\n",
