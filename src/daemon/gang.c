@@ -180,6 +180,8 @@ static json_t *group_json(const struct gsd_group *g)
     if (o && mr && json_object_size(mr))
         json_object_set(o, "minResources", mr);
     json_decref(mr);
+    if (o && g->spec.ntasks > 0)
+        json_object_set_new(o, "minTaskMember", gsd_group_tasks_json(&g->spec));
     for (int i = 0; o && i < 2; i++) {
         json_t *v = json_object_get(m, i ? "annotations" : "labels");
         json_object_set_new(o, i ? "annotations" : "labels", v ? json_incref(v) : json_object());
@@ -213,11 +215,11 @@ static int opt_name(const json_t *o, const char *key, const char *field, char *o
     return 0;
 }
 
-/* The PodGroup spec's fields: the first four applied, the rest Volcano's, known but refused:
+/* The PodGroup spec's fields: the first five applied, the rest Volcano's, known but refused:
  * a PodGroup taken with a field gpuschedd does not apply would promise what it does not do. */
 static const char *const spec_keys[] = {"minMember",    "queue",         "priorityClassName",
                                         "minResources", "minTaskMember", "networkTopology"};
-#define SPEC_APPLIED 4
+#define SPEC_APPLIED 5
 #define NKEYS(a)     (sizeof(a) / sizeof((a)[0]))
 
 /* Every key of object @o (at @where: "", "metadata." or "spec.") is one of @keys (@n), and
@@ -239,8 +241,8 @@ static int keys_known(const json_t *o, const char *where, const char *const *key
             return bad(e, field, "no such PodGroup field: refused rather than ignored");
         if (i >= applied && !json_is_null(v))
             return bad(e, field,
-                       "not applied by gpuschedd (minMember, queue, priorityClassName and "
-                       "minResources are): refused rather than ignored");
+                       "not applied by gpuschedd (minMember, queue, priorityClassName, "
+                       "minResources and minTaskMember are): refused rather than ignored");
     }
     return 0;
 }
@@ -295,6 +297,38 @@ static int min_resources(const json_t *v, struct gsd_group *g, struct gsd_ferr *
         snprintf(e->field, sizeof(e->field), "%s", field);
         gsd_field_msg(e, d.msg);
         return -EINVAL;
+    }
+    return 0;
+}
+
+json_t *gsd_group_tasks_json(const struct gs_podgroup_spec *g)
+{
+    json_t *o = json_object();
+    for (int32_t i = 0; o && i < g->ntasks; i++)
+        if (json_object_set_new(o, g->tasks[i].name, json_integer(g->tasks[i].min))) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+int gsd_group_tasks_read(const json_t *v, struct gs_podgroup_spec *g, struct gsd_ferr *e)
+{
+    const char *k;
+    const json_t *n;
+    char field[128], why[160];
+    g->ntasks = 0;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_object(v))
+        return bad(e, "spec.minTaskMember", "expected an object of task name: members");
+    json_object_foreach((json_t *)v, k, n)
+    {
+        snprintf(field, sizeof(field), "spec.minTaskMember.%.64s", k);
+        if (!json_is_integer(n))
+            return bad(e, field, "expected a whole number of members");
+        if (gs_podgroup_task_add(g, k, json_integer_value(n), why, sizeof(why)))
+            return bad(e, field, why);
     }
     return 0;
 }
@@ -354,6 +388,8 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
     if (!rc)
         rc = opt_name(spec, "priorityClassName", "spec.priorityClassName", g->spec.priority_class,
                       sizeof(g->spec.priority_class), e);
+    if (!rc)
+        rc = gsd_group_tasks_read(json_object_get(spec, "minTaskMember"), &g->spec, e);
     return rc ? rc : min_resources(json_object_get(spec, "minResources"), g, e);
 }
 
@@ -367,10 +403,10 @@ static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
     struct gsd_ferr e = {.stored = 1};
     json_t *meta = json_loads(g->meta ? g->meta : "{}", JSON_REJECT_DUPLICATES, NULL);
     json_t *md = json_pack("{s:s}", "name", g->spec.name);
-    json_t *spec =
-        json_pack("{s:i, s:o, s:o, s:o}", "minMember", (int)g->spec.min_member, "queue",
-                  name_or_null(g->spec.queue), "priorityClassName",
-                  name_or_null(g->spec.priority_class), "minResources", gsd_group_min_json(g));
+    json_t *spec = json_pack(
+        "{s:i, s:o, s:o, s:o, s:o}", "minMember", (int)g->spec.min_member, "queue",
+        name_or_null(g->spec.queue), "priorityClassName", name_or_null(g->spec.priority_class),
+        "minResources", gsd_group_min_json(g), "minTaskMember", gsd_group_tasks_json(&g->spec));
     json_t *b = json_pack("{s:o, s:o}", "metadata", md, "spec", spec);
     int rc = b ? 0 : -ENOMEM;
     if (!rc && g->spec.ns[0])
@@ -384,6 +420,8 @@ static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
         rc = bad(&e, "metadata", "its labels and annotations are not a JSON object");
     if (!rc && g->succeeded < 0) /* the store's reader's mark of a value out of range */
         rc = bad(&e, "status.succeeded", "not a count of members in 0..1000000000");
+    if (!rc && g->spec.ntasks < 0) /* the store's reader's mark of text it could not take */
+        rc = bad(&e, "spec.minTaskMember", "not a JSON object of task name: members");
     if (!rc)
         rc = parse_group(b, &back, &e);
     free(back.meta);
@@ -412,6 +450,21 @@ static int may_use(const struct gsd_state *st, struct gsd_req *r, const struct g
     return 0;
 }
 
+/* Do @a and @b hold the same minTaskMember, whatever the order its entries came in? */
+static int tasks_same(const struct gs_podgroup_spec *a, const struct gs_podgroup_spec *b)
+{
+    if (a->ntasks != b->ntasks)
+        return 0;
+    for (int32_t i = 0; i < a->ntasks; i++) {
+        int32_t j = 0;
+        while (j < b->ntasks && strcmp(a->tasks[i].name, b->tasks[j].name))
+            j++;
+        if (j == b->ntasks || a->tasks[i].min != b->tasks[j].min)
+            return 0;
+    }
+    return 1;
+}
+
 /* A PodGroup of that name is held: the same spec sent again (a manifest applied twice, an answer
  * lost on the way) gets it back, 200, as a pod does; another spec is a 409. The same queue is
  * the one its members run in (gs_podgroup_queue()): no spec.queue and `queue: default`, which is
@@ -423,7 +476,7 @@ static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
         old->spec.min_gpu_milli == g->spec.min_gpu_milli &&
         old->spec.min_cpu_milli == g->spec.min_cpu_milli &&
         old->spec.min_memory_mib == g->spec.min_memory_mib &&
-        old->spec.min_pods == g->spec.min_pods &&
+        old->spec.min_pods == g->spec.min_pods && tasks_same(&old->spec, &g->spec) &&
         !strcmp(gs_podgroup_queue(&old->spec), gs_podgroup_queue(&g->spec)) &&
         !strcmp(old->spec.priority_class, g->spec.priority_class) && !strcmp(old->meta, g->meta))
         gsd_reply_json(r, 200, group_json(old));

@@ -48,6 +48,13 @@ int gsd_groups_apart(const struct gsd_state *st, const struct gsd_config *cfg, s
 /* gsd_group_min_json() - @g's spec.minResources as Kubernetes quantities ({} when it names none):
  * a new reference, NULL when out of memory. */
 json_t *gsd_group_min_json(const struct gsd_group *g);
+/* gsd_group_tasks_json() - @g's spec.minTaskMember, task name: members ({} when it has none),
+ * as posted and as the store and a snapshot write it: a new reference, NULL when out of memory. */
+json_t *gsd_group_tasks_json(const struct gs_podgroup_spec *g);
+/* gsd_group_tasks_read() - spec.minTaskMember @v (absent or null: none) into @g, checked as
+ * gs_podgroup_task_add() checks each entry (Volcano's rules). Return: 0; -EINVAL with @e's
+ * field naming the entry (spec.minTaskMember.TASK) and its message why. */
+int gsd_group_tasks_read(const json_t *v, struct gs_podgroup_spec *g, struct gsd_ferr *e);
 /* gsd_groups_restore() - load the stored PodGroups (before the pods), each checked as
  * POST /v1/podgroups checks one. Return: 0; -EIO; -ENOMEM; -EINVAL with @d naming the PodGroup
  * and the field the store holds wrong. */

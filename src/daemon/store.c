@@ -43,9 +43,10 @@
  * as in a store written before). Schema 10 adds a pod's last eviction: pods.last_eviction (what
  * it said, '' none) and pods.last_eviction_us (when, scheduler clock), and podgroups.seq, the
  * order they were made in (a list's continue token; numbered by creation in a store written
- * before). A store of an older
- * schema is brought forward on open, one step per version, each in its own transaction (migrate[]);
- * a store of a newer schema is refused.
+ * before). Schema 11 adds podgroups.min_task_member, a PodGroup's spec.minTaskMember as a JSON
+ * object of task name: members ('{}' in a store written before, when none could be taken). A
+ * store of an older schema is brought forward on open, one step per version, each in its own
+ * transaction (migrate[]); a store of a newer schema is refused.
  */
 #include "store.h"
 #include "config.h"
@@ -62,7 +63,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 10
+#define SCHEMA_VERSION 11
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -97,6 +98,8 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     "UPDATE podgroups SET seq = (SELECT count(*) FROM podgroups p"
     " WHERE (p.created_us, p.namespace, p.name)"
     " < (podgroups.created_us, podgroups.namespace, podgroups.name));",
+    /* minTaskMember ('{}' before: a PodGroup with one was refused) */
+    "ALTER TABLE podgroups ADD COLUMN min_task_member TEXT NOT NULL DEFAULT '{}';",
 };
 
 static const char schema[] =
@@ -194,8 +197,8 @@ static const char *const sql[Q_COUNT] = {
     [Q_GPU_OK] = "DELETE FROM gpu_health WHERE node = ?1 AND gpu = ?2",
     [Q_GROUP_PUT] = "INSERT INTO podgroups(namespace, name, tenant, min_member, queue,"
                     " priority_class, created_us, meta, min_gpu_milli, min_cpu_milli,"
-                    " min_memory_mib, succeeded, min_pods, seq)"
-                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                    " min_memory_mib, succeeded, min_pods, seq, min_task_member)"
+                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
     [Q_GROUP_SUCCEEDED] = "UPDATE podgroups SET succeeded = ?3 WHERE namespace = ?1 AND name = ?2",
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
@@ -903,7 +906,18 @@ int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g)
     sqlite3_bind_int(q, 12, g->succeeded);
     sqlite3_bind_int64(q, 13, g->spec.min_pods);
     sqlite3_bind_int64(q, 14, g->seq);
-    return step(s, Q_GROUP_PUT);
+    json_t *tasks = gsd_group_tasks_json(&g->spec);
+    char *text = tasks ? json_dumps(tasks, JSON_COMPACT) : NULL;
+    json_decref(tasks);
+    if (!text) {
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        return -ENOMEM;
+    }
+    bind_text(q, 15, text);
+    int rc = step(s, Q_GROUP_PUT);
+    free(text);
+    return rc;
 }
 
 int gsd_store_group_succeeded(struct gsd_store *s, const struct gsd_group *g)
@@ -950,6 +964,11 @@ static int group_row(sqlite3_stmt *q, void *ud)
             : -1;
     g.spec.min_pods = sqlite3_column_int64(q, 12);
     g.seq = sqlite3_column_int64(q, 13);
+    json_t *tasks = json_loads((const char *)sqlite3_column_text(q, 14), 0, NULL);
+    struct gsd_ferr e = {.stored = 1};
+    if (!tasks || gsd_group_tasks_read(tasks, &g.spec, &e))
+        g.spec.ntasks = -1; /* refused by the caller's check, naming the field */
+    json_decref(tasks);
     return gr->fn(gr->ud, &g);
 }
 
@@ -960,7 +979,7 @@ int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct g
     return each_row(s,
                     "SELECT namespace, name, tenant, min_member, queue, priority_class,"
                     " created_us, meta, min_gpu_milli, min_cpu_milli, min_memory_mib,"
-                    " succeeded, min_pods, seq FROM podgroups"
+                    " succeeded, min_pods, seq, min_task_member FROM podgroups"
                     " ORDER BY seq, created_us, namespace, name",
                     NULL, group_row, &gr);
 }

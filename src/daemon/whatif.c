@@ -209,6 +209,12 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
             gsd_text_printf(t, "  minResources: %s\n", text);
         free(text);
         json_decref(mr);
+        json_t *tm = g->spec.ntasks > 0 ? gsd_group_tasks_json(&g->spec) : NULL;
+        text = tm ? yaml_json(tm, JSON_COMPACT) : NULL;
+        if (text) /* task names are DNS labels: plain YAML keys */
+            gsd_text_printf(t, "  minTaskMember: %s\n", text);
+        free(text);
+        json_decref(tm);
     }
 }
 

@@ -146,6 +146,93 @@ static void test_gang_all_or_nothing(void **state)
     h_cleanup(&d);
 }
 
+/* A whole-board member of PodGroup @pg in task @task (volcano.sh/task-spec, as Volcano's job
+ * controller annotates a Job's pods). */
+static void submit_task(const struct daemon *d, const char *pg, const char *task, const char *name)
+{
+    json_t *p = h_pod_json("team-a", name, 8, 0);
+    h_annotate(p, "scheduling.k8s.io/group-name", pg);
+    h_annotate(p, "volcano.sh/task-spec", task);
+    json_decref(h_submit(d, TOKEN_A, json_dumps(p, JSON_COMPACT), 201));
+    json_decref(p);
+}
+
+#define TASK_GROUP(tasks)                                                                          \
+    "{\"metadata\":{\"name\":\"pgt\",\"namespace\":\"team-a\"},"                                   \
+    "\"spec\":{\"minMember\":3,\"minTaskMember\":{" tasks "}}}"
+
+static void tasks_shown(const struct daemon *d)
+{
+    struct answer a;
+    h_expect(d, "GET", "/v1/podgroups/team-a/pgt", TOKEN_A, NULL, 200, &a);
+    json_t *tm = json_object_get(a.json, "minTaskMember");
+    assert_int_equal(json_object_size(tm), 2);
+    assert_int_equal(json_integer_value(json_object_get(tm, "ps")), 1);
+    assert_int_equal(json_integer_value(json_object_get(tm, "worker")), 2);
+    h_answer_free(&a);
+}
+
+/*
+ * A Volcano Job's PodGroup (minMember 3, minTaskMember {ps: 1, worker: 2}) on three free boards:
+ * three workers make minMember, but without the ps the gang waits whole, saying which task it
+ * lacks; with the ps come, the three that start are the ps and two workers, not the first three
+ * members (Volcano's gang plugin). The same spec posted again, its tasks in another order, is the
+ * PodGroup held; another minimum is a 409. minTaskMember is stored: shown after a restart.
+ */
+static void test_gang_task_min(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit_member(&d, "blocker", NULL); /* room for three members is left */
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, TASK_GROUP("\"ps\":1,\"worker\":2"), 201);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, TASK_GROUP("\"worker\":2,\"ps\":1"), 200);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, TASK_GROUP("\"worker\":3,\"ps\":1"), 409);
+    tasks_shown(&d);
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "w%d", i);
+        submit_task(&d, "pgt", "worker", name);
+    }
+    pod_is(&d, "w0", "pending", "PodGroup pgt: task ps lacks 1 of minTaskMember 1");
+    pod_is(&d, "w2", "pending", "task ps lacks 1");
+    submit_task(&d, "pgt", "ps", "ps0");
+    pod_is(&d, "ps0", "running", NULL);
+    pod_is(&d, "w0", "running", NULL);
+    pod_is(&d, "w1", "running", NULL);
+    pod_is(&d, "w2", "pending", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    tasks_shown(&d);
+    pod_is(&d, "ps0", "running", NULL);
+    pod_is(&d, "w2", "pending", NULL);
+    /* the snapshot writes it back, and the simulator continues it */
+    struct answer a;
+    char path[128], json[128];
+    h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
+    if (!strstr(a.body, "  minTaskMember: {\"ps\":1,\"worker\":2}\n"))
+        fail_msg("snapshot: %s", a.body);
+    snprintf(path, sizeof(path), "%s/snap.yaml", d.dir);
+    snprintf(json, sizeof(json), "%s/snap.json", d.dir);
+    assert_int_equal(h_write(path, a.body), 0);
+    h_answer_free(&a);
+    json_t *out = h_continued(path, json), *p;
+    size_t i;
+    int seen = 0;
+    json_array_foreach(json_object_get(out, "pods"), i, p)
+    {
+        const char *n = json_string_value(json_object_get(p, "name"));
+        seen += n && !strcmp(n, "team-a/w2") && !strcmp(str_of(p, "state"), "pending");
+        seen += n && !strcmp(n, "team-a/ps0") && !strcmp(str_of(p, "state"), "running");
+    }
+    assert_int_equal(seen, 2);
+    json_decref(out);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Member @name of PodGroup @pg, one card, running @secs seconds on the manual clock; ended by
  * its activeDeadlineSeconds @deadline before that when above 0. */
 static void submit_ended(const struct daemon *d, const char *pg, const char *name, const char *secs,
@@ -553,9 +640,9 @@ static void stored_group(struct daemon *d, const char *name, char *path, size_t 
 }
 
 /* Store schema 7 adds a PodGroup's minResources, schema 8 its members completed, schema 9 the pod
- * count of its minResources, schema 10 a pod's last eviction: a schema 6 store (the tables as
- * schema 6 made them) is brought forward, its PodGroup read as naming none and with none completed,
- * and its member placed at once. */
+ * count of its minResources, schema 10 a pod's last eviction, schema 11 its minTaskMember: a schema
+ * 6 store (the tables as schema 6 made them) is brought forward, its PodGroup read as naming none
+ * and with none completed, and its member placed at once. */
 static void test_store_schema6(void **state)
 {
     (void)state;
@@ -574,6 +661,7 @@ static void test_store_schema6(void **state)
                                   "ALTER TABLE pods DROP COLUMN last_eviction;"
                                   "ALTER TABLE pods DROP COLUMN last_eviction_us;"
                                   "ALTER TABLE podgroups DROP COLUMN seq;"
+                                  "ALTER TABLE podgroups DROP COLUMN min_task_member;"
                                   "UPDATE meta SET value = 6 WHERE key = 'schema';",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -593,11 +681,12 @@ static void test_store_schema6(void **state)
                                   "SELECT (SELECT value FROM meta WHERE key = 'schema')"
                                   " || ' ' || (min_gpu_milli + min_cpu_milli + min_memory_mib"
                                   " + min_pods)"
-                                  " || ' ' || succeeded"
+                                  " || ' ' || succeeded || ' ' || min_task_member"
                                   " FROM podgroups WHERE name = 'pg6'",
                                   first_cell, row, NULL),
                      SQLITE_OK);
-    assert_string_equal(row, "10 0 0"); /* the last schema; no minResources, none completed */
+    /* the last schema; no minResources, none completed, no minTaskMember */
+    assert_string_equal(row, "11 0 0 {}");
     sqlite3_close(db);
     h_cleanup(&d);
 }
@@ -694,9 +783,25 @@ static void test_bad_podgroups(void **state)
          "{\"pods\":\"xyz\"}}}",
          "spec.minResources.pods"},
         /* Volcano's, but not applied here: refused, not taken and ignored */
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"networkTopology\":"
+         "{\"mode\":\"hard\"}}}",
+         "spec.networkTopology"},
+        /* minTaskMember: Volcano's task names, counts of 0 or more */
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minTaskMember\":"
-         "{\"w\":1}}}",
+         "{\"w\":-1}}}",
+         "spec.minTaskMember.w"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minTaskMember\":"
+         "{\"Worker_1\":1}}}",
+         "spec.minTaskMember.Worker_1"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minTaskMember\":"
+         "{\"w\":\"1\"}}}",
+         "spec.minTaskMember.w"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minTaskMember\":[]}}",
          "spec.minTaskMember"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minTaskMember\":{"
+         "\"t0\":1,\"t1\":1,\"t2\":1,\"t3\":1,\"t4\":1,\"t5\":1,\"t6\":1,\"t7\":1,\"t8\":1,"
+         "\"t9\":1,\"t10\":1,\"t11\":1,\"t12\":1,\"t13\":1,\"t14\":1,\"t15\":1,\"t16\":1}}}",
+         "spec.minTaskMember.t16"},
         {"[]", ""},
         /* outside the spec too: a field was dropped without a word */
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1},\"extra\":1}", "extra"},
@@ -1119,6 +1224,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gang_all_or_nothing),
+        cmocka_unit_test(test_gang_task_min),
         cmocka_unit_test(test_podgroups_paged),
         cmocka_unit_test(test_podgroups_paged_by_bytes),
         cmocka_unit_test(test_gang_long_name),

@@ -2017,14 +2017,14 @@ static void test_podgroups_followed(void **state)
              "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":["
              "%s,%s,%s]}",
              KGROUP("team-a", "kg3", 3, ""), KGROUP("team-a", "kg2", 2, ""),
-             KGROUP("team-a", "kbad", 1, ",\"minTaskMember\":{\"worker\":1}"));
+             KGROUP("team-a", "kbad", 1, ",\"networkTopology\":{\"mode\":\"hard\"}"));
     pthread_mutex_unlock(&f.mu);
     follow_pods(section, sizeof(section), 5, 300);
     assert_int_equal(group_status_becomes("kg3", 200), 200);
     assert_int_equal(group_status_becomes("kg2", 200), 200);
     assert_int_equal(group_status_becomes("kbad", 404), 404);
     assert_int_equal(log_count_reaches("PodGroup of the API server refused", 1), 1);
-    assert_int_equal(log_count("spec.minTaskMember"), 1);
+    assert_int_equal(log_count("spec.networkTopology"), 1);
     assert_int_equal(log_count("team-a/kbad"), 1);
     /* three members of 8 cards cannot all fit two boards: none is passed a node */
     assert_int_equal(member_filter("kg3", "kg3-0", why), 0);
@@ -2038,9 +2038,9 @@ static void test_podgroups_followed(void **state)
     /* a watch: one added, the refused one fixed, a status change of it alone not tried again */
     group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP(
         "team-a", "kbad", 1,
-        ",\"minTaskMember\":{\"worker\":1}") "}\n"
-                                             "{\"type\":\"ADDED\",\"object\":" KGROUP(
-                                                 "team-a", "kw", 1, "") "}\n");
+        ",\"networkTopology\":{\"mode\":\"hard\"}") "}\n"
+                                                    "{\"type\":\"ADDED\",\"object\":" KGROUP(
+                                                        "team-a", "kw", 1, "") "}\n");
     assert_int_equal(group_status_becomes("kw", 200), 200);
     assert_int_equal(log_count("PodGroup of the API server refused"), 1);
     group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP(
