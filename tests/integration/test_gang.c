@@ -257,6 +257,48 @@ static void succeeded_is(const struct daemon *d, int n, const char *phase)
     h_answer_free(&a);
 }
 
+/* A one-card member of PodGroup pgs in task @task, running @secs seconds on the manual clock. */
+static void submit_task_ended(const struct daemon *d, const char *task, const char *name,
+                              const char *secs)
+{
+    json_t *p = h_pod_json("team-a", name, 1, 0);
+    h_annotate(p, "scheduling.k8s.io/group-name", "pgs");
+    h_annotate(p, "volcano.sh/task-spec", task);
+    h_annotate(p, "sim.gpusched.io/duration", secs);
+    json_decref(h_submit(d, TOKEN_A, json_dumps(p, JSON_COMPACT), 201));
+    json_decref(p);
+}
+
+/* A member that Succeeded counts for its task, as Volcano counts it; after a restart gpuschedd
+ * knows how many completed but not their tasks, and counts them for the task that lacks: the ps
+ * of a minMember 2, {ps: 1, worker: 1} group completed, a worker running, a new worker starts
+ * alone, before the restart and after it (not held back for a ps, which would never come). */
+static void test_gang_task_succeeded(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pgs\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":2,\"minTaskMember\":{\"ps\":1,\"worker\":1}}}",
+              201);
+    submit_task_ended(&d, "ps", "ps0", "10s");
+    submit_task_ended(&d, "worker", "w0", "1000s");
+    pod_is(&d, "ps0", "running", NULL);
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 10}", 200);
+    submit_task_ended(&d, "worker", "w1", "10s");
+    pod_is(&d, "w1", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit_task_ended(&d, "worker", "w2", "10s");
+    pod_is(&d, "w2", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A gang's pending reason names its PodGroup whole, up to a 253-byte name (Kubernetes' longest
  * object name), and what holds it back after: the daemon keeps the core's reason of up to 512
  * bytes, before and after a restart. */
@@ -1225,6 +1267,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_gang_task_min),
+        cmocka_unit_test(test_gang_task_succeeded),
         cmocka_unit_test(test_podgroups_paged),
         cmocka_unit_test(test_podgroups_paged_by_bytes),
         cmocka_unit_test(test_gang_long_name),
