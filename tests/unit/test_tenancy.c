@@ -3091,6 +3091,43 @@ static void test_task_min_gang(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * A member a task's minimum needs is no extra, though minMember is met: a minMember 1,
+ * {ps: 1, worker: 1} gang of high priority on a node full of low-priority pods starts its ps and
+ * its worker together, each preempting one, where the worker (a member beyond minMember) would
+ * only have grown into free room and the gang waited.
+ */
+static void test_task_min_preempts(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 0));
+    pclass(s, "low", 10);
+    pclass(s, "high", 100);
+    podgroup(s, "ns", "job", 1, NULL);
+    char why[160];
+    assert_int_equal(gs_podgroup_task_add(&s->policy.podgroups[0], "ps", 1, why, sizeof(why)), 0);
+    assert_int_equal(gs_podgroup_task_add(&s->policy.podgroups[0], "worker", 1, why, sizeof(why)),
+                     0);
+    for (int i = 0; i < 2; i++) {
+        char n[8];
+        snprintf(n, sizeof(n), "low-%d", i);
+        snprintf(pod(s, "other", n, 1, 0, 3600)->priority_class, GS_SCN_NAME_MAX, "low");
+    }
+    for (int i = 0; i < 2; i++) {
+        struct gs_pod_spec *p = pod(s, "ns", i ? "job-worker" : "job-ps", 1, 10, 600);
+        snprintf(p->priority_class, GS_SCN_NAME_MAX, "high");
+        snprintf(p->group, sizeof(p->group), "job");
+        snprintf(p->task, sizeof(p->task), "%s", i ? "worker" : "ps");
+    }
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "job-ps")->start_us, 10 * S);
+    assert_int_equal(find(t, "job-worker")->start_us, 10 * S);
+    assert_int_equal(gs_tsim_summary(t)->preemptions, 2);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* A pod asking no tier keeps to one NVLink bridge on a board whose bridges join pairs: with card 0
  * taken, two cards come from the whole pair 2-3, not 1 and 2 of the same PCIe domain. */
 static void test_nvlink_pair_without_tier(void **state)
@@ -3239,6 +3276,7 @@ int main(void)
         cmocka_unit_test(test_sharing_follows_util),
         cmocka_unit_test(test_elastic_gang),
         cmocka_unit_test(test_task_min_gang),
+        cmocka_unit_test(test_task_min_preempts),
         cmocka_unit_test(test_nvlink_pair_without_tier),
         cmocka_unit_test(test_reason_free_cards_spread),
         cmocka_unit_test(test_node_name_and_zone),

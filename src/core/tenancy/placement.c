@@ -942,9 +942,10 @@ int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_
     size_t node;
     uint32_t mask;
     struct rpod *p = &t->pods[pod];
-    /* A member beyond an elastic gang's minMember only grows into free room. */
+    /* A member beyond an elastic gang's minMember (and its tasks' minimums) only grows into
+     * free room. */
     int extra = p->group >= 0 && gs__tn_gang_elastic(&t->gangs[p->group]) &&
-                t->gangs[p->group].running + t->gangs[p->group].done >= t->gangs[p->group].min;
+                gs__tn_gang_lacking(t, p->group) <= 0;
     int r, evicted = 0;
     if (t->way == GS_WAY_FULL && only_node < 0 && p->fit.ncards > 0 && !p->fit.node_only)
         r = find_keeping_room(t, pod, p->group < 0 && !p->never_preempt && !extra, x, &node, &mask,
