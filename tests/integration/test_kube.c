@@ -2015,8 +2015,9 @@ static void test_podgroups_followed(void **state)
     pthread_mutex_lock(&f.mu);
     snprintf(f.groups, sizeof(f.groups),
              "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":["
-             "%s,%s,%s]}",
+             "%s,%s,%s,%s]}",
              KGROUP("team-a", "kg3", 3, ""), KGROUP("team-a", "kg2", 2, ""),
+             KGROUP("team-a", "kt", 1, ",\"minTaskMember\":{\"worker\":3}"),
              KGROUP("team-a", "kbad", 1, ",\"networkTopology\":{\"mode\":\"hard\"}"));
     pthread_mutex_unlock(&f.mu);
     follow_pods(section, sizeof(section), 5, 300);
@@ -2030,6 +2031,10 @@ static void test_podgroups_followed(void **state)
     assert_int_equal(member_filter("kg3", "kg3-0", why), 0);
     if (!strstr(why, "gang kg3"))
         fail_msg("filter of a member of kg3: %s", why);
+    /* minMember 1, but its task's minimum is three of them: filter probed for one */
+    assert_int_equal(member_filter("kt", "kt-0", why), 0);
+    if (!strstr(why, "gang kt: 3 members"))
+        fail_msg("filter of a member of kt: %s", why);
     /* two can: each member is passed, and binds */
     assert_int_equal(member_filter("kg2", "kg2-0", why), 2);
     bind_ok("kg2-0", "n-a100-0");

@@ -1297,7 +1297,9 @@ static int probe_gang(struct gs_tenancy *t, struct gs_tenancy_probe *pr)
 {
     const struct rpod *p = &pr->p;
     const struct gang *g = p->group >= 0 ? &t->gangs[p->group] : NULL;
-    int need = g ? g->min - g->running : 0, placed = 0, r = 0;
+    int need = g ? g->min - g->running : 0, placed = 0, r = 0, tasks;
+    if (g && (tasks = gs__tn_gang_lacking(t, p->group)) > need)
+        need = tasks; /* its tasks' minimums ask more members than minMember */
     if (g && g->running + g->done < g->min &&
         !gs__tn_enqueue(t, p->group, pr->gang_why, sizeof(pr->gang_why)))
         return 0; /* its minResources do not pass Volcano's enqueue check */
