@@ -241,6 +241,8 @@ void gs__tn_deserve(struct gs_tenancy *t)
  *   minResources + the queue's allocated + what its admitted PodGroups hold <= its capability
  *   (capacity's realCapability: at most the cluster's total), where the queue has one; the
  *   capacity plugin's elastic deduction is not made, members beyond minResources count;
+ * - tenant (not Volcano's, quota_admits()): minResources nvidia.com/gpu <= the sum of its
+ *   tenant's GPUQuota totals, where quotas apply;
  * - cluster (pkg/scheduler/plugins/overcommit): minResources + what admitted PodGroups hold <=
  *   the cluster's total x overcommit-factor (its default, 1.2) - what running pods use.
  * What an admitted PodGroup holds: its minResources while in phase Inqueue; while minMember
@@ -367,6 +369,56 @@ static int say_over(char *why, size_t size, const struct gs_podgroup_spec *pg, i
     return 0;
 }
 
+/*
+ * The tenant of PodGroup @group: its members' (a pod's tenant is its namespace's), or before the
+ * first, the one whose namespaces hold the PodGroup's; -1 none (a namespace no tenant names).
+ */
+static int32_t gang_tenant(const struct gs_tenancy *t, int32_t group)
+{
+    const struct gang *g = &t->gangs[group];
+    if (g->members.n) {
+        int32_t tn = t->pods[g->members.v[0]].tenant;
+        return (size_t)tn < t->pol->ntenants ? tn : -1;
+    }
+    for (size_t i = 0; i < t->pol->ntenants; i++)
+        for (int k = 0; k < t->pol->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
+            if (!strcmp(t->pol->tenants[i].namespaces[k], t->pgs[group]->ns))
+                return (int32_t)i;
+    return -1;
+}
+
+/*
+ * Does PodGroup @group's minResources nvidia.com/gpu pass what its tenant may ever hold under its
+ * GPUQuota, the sum of its `total` over the GPU models it names? Volcano bounds minResources by
+ * its queue's capability only (the proportion plugin's JobEnqueueableFn); a GPUQuota bounds a
+ * tenant's pods as a capability bounds a queue's, so a PodGroup of a tenant with no queue
+ * capability could otherwise hold, admitted and never to run more than the quota lets, what
+ * every other tenant's PodGroups are admitted against. Only where quotas apply (way full); no
+ * GPUQuota, no bound. Return: 1 it passes; 0 with @why naming the quota and both figures.
+ */
+static int quota_admits(const struct gs_tenancy *t, int32_t group, char *why, size_t size)
+{
+    const struct gs_podgroup_spec *pg = t->pgs[group];
+    int32_t tn = t->way == GS_WAY_FULL && pg->min_gpu_milli > 0 ? gang_tenant(t, group) : -1;
+    const struct gs_tenant_spec *ts = tn >= 0 ? &t->pol->tenants[tn] : NULL;
+    if (!ts || !ts->has_quota)
+        return 1;
+    int64_t total = 0;
+    for (int k = 0; k < ts->nquotas; k++)
+        if (ts->quotas[k].model >= 0)
+            total = sat(total, ts->quotas[k].total_milli);
+    if (pg->min_gpu_milli <= total)
+        return 1;
+    char a[32], b[32];
+    gs__milli_str(a, sizeof(a), pg->min_gpu_milli);
+    gs__milli_str(b, sizeof(b), total);
+    gs__say(why, size,
+            "PodGroup %s/%s minResources nvidia.com/gpu %s exceed what tenant %s may ever hold: "
+            "its GPUQuota's total over its GPU models is %s",
+            pg->ns, pg->name, a, ts->name, b);
+    return 0;
+}
+
 int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size)
 {
     struct gang *g = &t->gangs[group];
@@ -374,6 +426,8 @@ int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size)
     int64_t min[R_N], total[R_N], used[R_N] = {0}, qalloc[R_N] = {0}, held[2][R_N] = {{0}};
     if (g->inqueue || !min_of(pg, min))
         return 1;
+    if (!quota_admits(t, group, why, size))
+        return 0;
     int32_t q = gang_queue(t, g);
     for (size_t i = 0; i < t->npods; i++)
         if (t->pods[i].state == GS_POD_RUNNING) {

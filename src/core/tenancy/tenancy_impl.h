@@ -463,9 +463,10 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
 void gs__tn_deserve(struct gs_tenancy *t);
 /* May queue @q's pods be reclaimed by other queues (the implicit default queue may)? */
 int gs__tn_reclaimable(const struct gs_tenancy *t, int32_t q);
-/* Volcano's enqueue check of gang @group's spec.minResources (see ledger.c): 1 admitted (or it
- * names none, or was admitted before), the gang marked Inqueue; 0 it waits, with why in @why
- * (@size bytes). O(pods + PodGroups) when it names some, else O(1). */
+/* Volcano's enqueue check of gang @group's spec.minResources (see ledger.c), and its tenant's
+ * GPUQuota totals as a bound on them: 1 admitted (or it names none, or was admitted before), the
+ * gang marked Inqueue; 0 it waits, with why in @why (@size bytes). O(pods + PodGroups + tenants'
+ * namespaces) when it names some, else O(1). */
 int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size);
 
 /* placement.c */
