@@ -624,6 +624,79 @@ static void test_gang_min_resources(void **state)
     h_cleanup(&d);
 }
 
+/* Pod @ns/@name is @state, its reason holding @why (when not NULL). */
+static void pod_of_is(const struct daemon *d, const char *ns, const char *name, const char *state,
+                      const char *why)
+{
+    json_t *p = h_pod_get(d, ns, name);
+    const char *s = str_of(p, "state"), *r = str_of(p, "reason");
+    if (strcmp(s, state) || (why && !strstr(r, why)))
+        fail_msg("%s/%s: %s (%s), expected %s with \"%s\"", ns, name, s, r, state, why ? why : "");
+    json_decref(p);
+}
+
+/* A PodGroup with minResources @gpus GPUs and minMember @min, in @ns, with @min 1-card members
+ * (@ns-0, ...; @cards each) posted by @ns's tenant. */
+static void post_min_gang(const struct daemon *d, const char *ns, const char *name, int min,
+                          const char *gpus, int cards)
+{
+    char body[256];
+    snprintf(body, sizeof(body),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},\"spec\":{\"minMember\":%d,"
+             "\"minResources\":{\"nvidia.com/gpu\":\"%s\"}}}",
+             name, ns, min, gpus);
+    h_request(d, "POST", "/v1/podgroups", h_token_of(ns), body, 201);
+    for (int i = 0; i < min; i++) {
+        char pod[64];
+        snprintf(pod, sizeof(pod), "%s-%d", name, i);
+        json_decref(h_submit(
+            d, NULL, h_pod_annotated(ns, pod, cards, 0, "scheduling.k8s.io/group-name", name),
+            201));
+    }
+}
+
+/* A PodGroup's minResources are bounded by what its tenant may ever hold under its GPUQuota (the
+ * sum of its totals), as a queue's capability bounds them: team-a, capped at 8 cards, posts a
+ * gang of two 1-card members holding 20 cards of admission; it waits naming the quota and both
+ * figures, rather than running on two cards and holding 18 that team-b's gang of 24 is then
+ * refused against (20 + 24 > 32 x 1.2). A quota reloaded larger lets it through that bound. */
+static void test_gang_min_resources_over_quota(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_policy(&d, "kind: GPUQuota\n"
+                                  "metadata: {name: q, namespace: team-a}\n"
+                                  "spec:\n"
+                                  "  tenant: team-a\n"
+                                  "  quotas: {a100-80gb: {total: 8, dedicated: 0, shared: 8}}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    post_min_gang(&d, "team-a", "hog", 2, "20", 1);
+    static const char why[] = "PodGroup team-a/hog minResources nvidia.com/gpu 20 exceed what "
+                              "tenant team-a may ever hold: its GPUQuota's total over its GPU "
+                              "models is 8";
+    pod_of_is(&d, "team-a", "hog-0", "pending", why);
+    pod_of_is(&d, "team-a", "hog-1", "pending", why);
+    post_min_gang(&d, "team-b", "fair", 1, "24", 8);
+    pod_of_is(&d, "team-b", "fair-0", "running", NULL);
+    post_min_gang(&d, "team-a", "within", 1, "8", 1); /* at the bound: admitted */
+    pod_of_is(&d, "team-a", "within-0", "running", NULL);
+    assert_int_equal(h_policy(&d, "kind: GPUQuota\n"
+                                  "metadata: {name: q, namespace: team-a}\n"
+                                  "spec:\n"
+                                  "  tenant: team-a\n"
+                                  "  quotas: {a100-80gb: {total: 24, dedicated: 0, shared: 24}}\n"),
+                     0);
+    assert_int_equal(h_reload(&d), 0); /* now only the cluster holds it back: 16 + 7 held */
+    pod_of_is(&d, "team-a", "hog-0", "pending",
+              "PodGroup team-a/hog minResources nvidia.com/gpu 20 exceed what the cluster may "
+              "admit: 9 in use and 23 held by PodGroups admitted, of 32 x overcommit-factor 1.2");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Through the extender too, a member whose PodGroup's minResources do not pass Volcano's enqueue
  * check (gs__tn_enqueue(), as in test_gang_min_resources) fails filter on every node, naming the
  * figures; once the blocker is gone, filter passes every node and bind runs it. */
@@ -1281,6 +1354,7 @@ int main(void)
         cmocka_unit_test(test_podgroup_metadata),
         cmocka_unit_test(test_podgroup_without_queue),
         cmocka_unit_test(test_gang_min_resources),
+        cmocka_unit_test(test_gang_min_resources_over_quota),
         cmocka_unit_test(test_gang_min_resources_through_extender),
         cmocka_unit_test(test_store_schema6),
         cmocka_unit_test(test_store_bad_group),
