@@ -66,6 +66,8 @@ int gsd_groups_apart(const struct gsd_state *st, const struct gsd_config *cfg, s
     return 0;
 }
 
+static int64_t group_bytes(const struct gsd_group *g);
+
 static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
 {
     struct gsd_group **t = gs_grow(st->groups, &st->capgroups, st->ngroups + 1, sizeof(*t), 64);
@@ -81,9 +83,15 @@ static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
     }
     *k = *g;
     k->meta = meta;
+    k->bytes = g->bytes > 0 ? g->bytes : group_bytes(k);
+    if (k->bytes < 0) {
+        free(meta);
+        free(k);
+        return NULL;
+    }
     int64_t *bytes = k->tenant[0] ? gsd_tenant_bytes(st, k->tenant, 1) : NULL;
     if (bytes) /* what a tenant's PodGroups hold counts with its pods (maxPodBytesPerTenant) */
-        *bytes += (int64_t)strlen(meta);
+        *bytes += k->bytes;
     k->members = k->running = 0;
     k->tried = 0;
     k->seq = g->seq > st->group_seq ? g->seq : st->group_seq; /* a restored one's, kept */
@@ -162,6 +170,48 @@ json_t *gsd_group_min_json(const struct gsd_group *g)
 static json_t *name_or_null(const char *name)
 {
     return name[0] ? json_string(name) : json_null();
+}
+
+/* PodGroup @g as an object of the API, its labels and annotations those of @meta (parsed
+ * g->meta; none where it is not an object): {"metadata": {name, namespace (where set), labels,
+ * annotations}, "spec": {minMember, queue, priorityClassName, minResources, minTaskMember}}.
+ * Return: a new reference; NULL out of memory. */
+static json_t *group_object(const struct gsd_group *g, const json_t *meta)
+{
+    json_t *md = json_pack("{s:s}", "name", g->spec.name);
+    json_t *spec = json_pack(
+        "{s:i, s:o, s:o, s:o, s:o}", "minMember", (int)g->spec.min_member, "queue",
+        name_or_null(g->spec.queue), "priorityClassName", name_or_null(g->spec.priority_class),
+        "minResources", gsd_group_min_json(g), "minTaskMember", gsd_group_tasks_json(&g->spec));
+    json_t *b = json_pack("{s:o, s:o}", "metadata", md, "spec", spec);
+    int rc = b ? 0 : -ENOMEM;
+    if (!rc && g->spec.ns[0])
+        rc = json_object_set_new(md, "namespace", json_string(g->spec.ns)) ? -ENOMEM : 0;
+    for (int i = 0; !rc && json_is_object(meta) && i < 2; i++) {
+        json_t *v = json_object_get(meta, i ? "annotations" : "labels");
+        if (v && json_object_set(md, i ? "annotations" : "labels", v))
+            rc = -ENOMEM;
+    }
+    if (rc) {
+        json_decref(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* What PodGroup @g counts against maxPodBytesPerTenant, as a pod counts its Pod object's JSON
+ * text: the length of group_object() as compact JSON, so its name, labels, annotations and spec
+ * all count. Return: bytes (> 0); -ENOMEM. */
+static int64_t group_bytes(const struct gsd_group *g)
+{
+    json_t *meta = json_loads(g->meta ? g->meta : "{}", 0, NULL);
+    json_t *b = group_object(g, meta);
+    char *text = b ? json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    int64_t n = text ? (int64_t)strlen(text) : -ENOMEM;
+    free(text);
+    json_decref(b);
+    json_decref(meta);
+    return n;
 }
 
 static json_t *group_json(const struct gsd_group *g)
@@ -402,20 +452,8 @@ static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
     struct gsd_group back = {0};
     struct gsd_ferr e = {.stored = 1};
     json_t *meta = json_loads(g->meta ? g->meta : "{}", JSON_REJECT_DUPLICATES, NULL);
-    json_t *md = json_pack("{s:s}", "name", g->spec.name);
-    json_t *spec = json_pack(
-        "{s:i, s:o, s:o, s:o, s:o}", "minMember", (int)g->spec.min_member, "queue",
-        name_or_null(g->spec.queue), "priorityClassName", name_or_null(g->spec.priority_class),
-        "minResources", gsd_group_min_json(g), "minTaskMember", gsd_group_tasks_json(&g->spec));
-    json_t *b = json_pack("{s:o, s:o}", "metadata", md, "spec", spec);
+    json_t *b = group_object(g, meta);
     int rc = b ? 0 : -ENOMEM;
-    if (!rc && g->spec.ns[0])
-        rc = json_object_set_new(md, "namespace", json_string(g->spec.ns)) ? -ENOMEM : 0;
-    for (int i = 0; !rc && json_is_object(meta) && i < 2; i++) {
-        json_t *v = json_object_get(meta, i ? "annotations" : "labels");
-        if (v && json_object_set(md, i ? "annotations" : "labels", v))
-            rc = -ENOMEM;
-    }
     if (!rc && !json_is_object(meta))
         rc = bad(&e, "metadata", "its labels and annotations are not a JSON object");
     if (!rc && g->succeeded < 0) /* the store's reader's mark of a value out of range */
@@ -522,8 +560,11 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
     const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, g->spec.ns);
     snprintf(g->tenant, sizeof(g->tenant), "%s", owner ? owner->name : "");
     char over[GS_DIAG_MSG_MAX];
-    if (owner && gsd_tenant_bytes_over(st, owner->name, g->meta ? (int64_t)strlen(g->meta) : 2,
-                                       over, sizeof(over))) {
+    if ((g->bytes = group_bytes(g)) < 0) {
+        gsd_reply_error(r, 500, "", "out of memory");
+        return;
+    }
+    if (owner && gsd_tenant_bytes_over(st, owner->name, g->bytes, over, sizeof(over))) {
         gsd_reply_error(r, 403, "", "%s", over);
         return;
     }
@@ -603,7 +644,7 @@ static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group
     st->ngroups--;
     int64_t *bytes = gsd_tenant_bytes(st, g->tenant, 0);
     if (bytes)
-        *bytes -= (int64_t)strlen(g->meta);
+        *bytes -= g->bytes;
     gsd_reply_json(r, 200,
                    json_pack("{s:s, s:s, s:s}", "namespace", g->spec.ns, "name", g->spec.name,
                              "state", "deleted"));

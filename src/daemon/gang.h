@@ -26,6 +26,7 @@ struct gsd_group {
     int64_t seq;       /* order of creation, stored: a list's continue token */
     /* the scheduler thread's, not stored */
     int32_t members, running; /* pods held that name it; of them, running */
+    int64_t bytes;            /* what it counts against maxPodBytesPerTenant (gang.c) */
     uint64_t tried;           /* the retry pass that last tried it */
     /* gsd_kube_podgroups(), not stored: the API server holds it (taken from there, or posted
      * with the same spec), so deleting it there deletes it here; kube_gone: deleted there while
