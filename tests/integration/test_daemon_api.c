@@ -1296,6 +1296,82 @@ static void test_pod_bytes_per_tenant(void **state)
     h_cleanup(&d);
 }
 
+/* POST PodGroup @ns/@name (minMember 1) with @ns's tenant's token. Return: the answer's status;
+ * @err, when not NULL and it is a 403, gets its error (@size bytes). */
+static long post_group(const struct daemon *d, const char *ns, const char *name, char *err,
+                       size_t size)
+{
+    json_t *pg = json_pack("{s:{s:s, s:s}, s:{s:i}}", "metadata", "name", name, "namespace", ns,
+                           "spec", "minMember", 1);
+    char *body = json_dumps(pg, JSON_COMPACT);
+    json_decref(pg);
+    struct answer a;
+    assert_int_equal(h_call(d, "POST", "/v1/podgroups", h_token_of(ns), body, &a), 0);
+    long status = a.status;
+    if (err && status == 403)
+        snprintf(err, size, "%s", sget(a.json, "error"));
+    h_answer_free(&a);
+    free(body);
+    return status;
+}
+
+/* A PodGroup counts its whole object against maxPodBytesPerTenant, its name too, as a pod does:
+ * once 60 kB pods fill team-a's 1 MiB, the room left takes a few hundred bytes of PodGroups of
+ * 247-byte names, not the thousands it took when only their labels and annotations counted; a
+ * deleted one makes room for itself, and a restart counts them as before. */
+static void test_podgroup_bytes_per_tenant(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, "maxPodBytesPerTenant: 1048576\n"), 0);
+    assert_int_equal(h_start(&d), 0);
+    char *big = malloc(60001), name[256], err[512] = "";
+    memset(big, 'x', 60000);
+    big[60000] = '\0';
+    long st = 201;
+    for (int i = 0; i < 40 && st != 403; i++) {
+        snprintf(name, sizeof(name), "big-%d", i);
+        struct answer a;
+        char *body = h_pod_annotated("team-a", name, 0, 0, "note", big);
+        assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+        st = a.status;
+        h_answer_free(&a);
+        free(body);
+    }
+    assert_int_equal(st, 403); /* less than a 60 kB pod is left */
+    int refused = -1;
+    for (int i = 0; i < 400 && refused < 0; i++) {
+        snprintf(name, sizeof(name), "%.60s.%.60s.%.60s.%.60s-%03d", big, big, big, big, i);
+        for (char *c = name; *c; c++)
+            *c = *c == 'x' ? 'p' : *c;
+        st = post_group(&d, "team-a", name, err, sizeof(err));
+        if (st == 403)
+            refused = i;
+        else
+            assert_int_equal(st, 201);
+    }
+    if (refused < 0) /* 400 of them would be over 100 kB */
+        fail_msg("400 PodGroups of 247-byte names taken under a full maxPodBytesPerTenant");
+    assert_non_null(strstr(err, "tenant team-a holds"));
+    assert_non_null(strstr(err, "maxPodBytesPerTenant of 1048576"));
+    assert_int_equal(post_group(&d, "team-b", name, NULL, 0), 201); /* others post on */
+    char last[256]; /* the last taken: deleted, it makes room for itself */
+    snprintf(last, sizeof(last), "%.*s%03d", (int)strlen(name) - 3, name, refused - 1);
+    char path[320];
+    snprintf(path, sizeof(path), "/v1/podgroups/team-a/%s", last);
+    h_request(&d, "DELETE", path, TOKEN_A, NULL, 200);
+    assert_int_equal(post_group(&d, "team-a", last, NULL, 0), 201);
+    assert_int_equal(post_group(&d, "team-a", name, NULL, 0), 403);
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0); /* read back from the store, counted as posted */
+    assert_int_equal(post_group(&d, "team-a", name, NULL, 0), 403);
+    h_request(&d, "DELETE", path, TOKEN_A, NULL, 200);
+    assert_int_equal(post_group(&d, "team-a", last, NULL, 0), 201);
+    assert_int_equal(h_stop(&d), 0);
+    free(big);
+    h_cleanup(&d);
+}
+
 /* gpuschedd started with @argv (its standard error appended to d's log) exits non-zero within
  * 30 s and its log has @a and @b. */
 static void refused_start(struct daemon *d, char **argv, const char *a, const char *b)
@@ -2085,6 +2161,7 @@ int main(void)
         cmocka_unit_test(test_client_large_answer),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_pod_bytes_per_tenant),
+        cmocka_unit_test(test_podgroup_bytes_per_tenant),
         cmocka_unit_test(test_max_pods),
         cmocka_unit_test(test_healthz_follows_the_store),
         cmocka_unit_test(test_failed_tokens_throttled),
