@@ -6,7 +6,9 @@
  *   policy: gpusched              # the placement policy: gpusched, the only one the daemon runs
  *   maxBodyBytes: 1048576         # cap of a /v1 request body
  *   maxPods: 1000000              # pods held, pending and running
- *   maxPodBytesPerTenant: 268435456  # the Pod objects a tenant's token posted, held together
+ *   maxPodBytesPerTenant: 268435456  # the Pod objects a tenant's token posted, held together,
+ *                                    # with its PodGroups (each as its object's JSON text)
+ *   maxPodGroupsPerTenant: 10000  # PodGroups a tenant's namespaces hold (1..100000)
  *   adminToken: "..."             # or adminTokenSHA256: <64 hex digits>
  *   extender:
  *     maxBodyBytes: 4194304       # cap of filter, prioritize and preempt bodies
@@ -643,6 +645,10 @@ static int walk_top_key(const struct walk *w, int i, const yaml_node_t *k, yaml_
                        &c->max_pod_bytes_per_tenant)
                    ? -EINVAL
                    : 0;
+    case 18: /* at most the daemon's PodGroups of every tenant, GSD_GROUPS_MAX */
+        return get_int(w, v, "maxPodGroupsPerTenant", 1, 100000, &c->max_podgroups_per_tenant)
+                   ? -EINVAL
+                   : 0;
     default:
         return get_rates(w, v, c);
     }
@@ -650,15 +656,25 @@ static int walk_top_key(const struct walk *w, int i, const yaml_node_t *k, yaml_
 
 static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *c)
 {
-    static const char *const keys[] = {"apiVersion",       "kind",
-                                       "policy",           "maxBodyBytes",
-                                       "maxPods",          "adminToken",
-                                       "adminTokenSHA256", "extender",
-                                       "tenants",          "nodeToken",
-                                       "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds",
-                                       "kubernetes",       "rateCard",
-                                       "metrics",          "http",
-                                       "storeSync",        "maxPodBytesPerTenant"};
+    static const char *const keys[] = {"apiVersion",
+                                       "kind",
+                                       "policy",
+                                       "maxBodyBytes",
+                                       "maxPods",
+                                       "adminToken",
+                                       "adminTokenSHA256",
+                                       "extender",
+                                       "tenants",
+                                       "nodeToken",
+                                       "nodeTokenSHA256",
+                                       "nodeMonitorGracePeriodSeconds",
+                                       "kubernetes",
+                                       "rateCard",
+                                       "metrics",
+                                       "http",
+                                       "storeSync",
+                                       "maxPodBytesPerTenant",
+                                       "maxPodGroupsPerTenant"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
     int seen[NKEYS] = {0};
     yaml_node_t *tenants = NULL, *admin_at = root, *node_at = root, *metrics_at = root,
@@ -805,6 +821,7 @@ static struct gsd_config *config_new(void)
     c->extender_remember_bytes = (int64_t)64 << 20;
     c->max_pods = 1000000;
     c->max_pod_bytes_per_tenant = (int64_t)256 << 20;
+    c->max_podgroups_per_tenant = 10000;
     c->metrics.scrapes_per_s = 5;
     c->metrics.max_age_ms = 1000;
     c->metrics.forecast_refresh_s = 300;

@@ -113,6 +113,7 @@ struct gsd_config {
     struct gsd_metrics_cfg metrics;
     int64_t max_pods;                 /* pods held (pending + running) */
     int64_t max_pod_bytes_per_tenant; /* bytes of the pods POST /v1/pods holds for one tenant */
+    int64_t max_podgroups_per_tenant; /* PodGroups one tenant's namespaces hold (1..100000) */
     int store_sync_full;        /* storeSync: 1 full (fsync each commit), 0 normal (store.h) */
     char policy[32];            /* placement policy name */
     struct gs_scenario *quotas; /* GPUQuota, ResourceQuota, ... of the policy files; may be NULL */

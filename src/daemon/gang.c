@@ -68,6 +68,15 @@ int gsd_groups_apart(const struct gsd_state *st, const struct gsd_config *cfg, s
 
 static int64_t group_bytes(const struct gsd_group *g);
 
+/* How many PodGroups tenant @tenant holds, as maxPodGroupsPerTenant counts them. O(groups). */
+static size_t groups_of(const struct gsd_state *st, const char *tenant)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < st->ngroups; i++)
+        n += !strcmp(st->groups[i]->tenant, tenant);
+    return n;
+}
+
 static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
 {
     struct gsd_group **t = gs_grow(st->groups, &st->capgroups, st->ngroups + 1, sizeof(*t), 64);
@@ -559,6 +568,14 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
     }
     const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, g->spec.ns);
     snprintf(g->tenant, sizeof(g->tenant), "%s", owner ? owner->name : "");
+    size_t held = owner ? groups_of(st, owner->name) : 0;
+    if (owner && held >= (size_t)st->cfg->max_podgroups_per_tenant) {
+        gsd_reply_error(r, 403, "",
+                        "tenant %s holds %zu PodGroups and this one is one more: past the "
+                        "daemon's maxPodGroupsPerTenant of %lld; delete some first",
+                        owner->name, held, (long long)st->cfg->max_podgroups_per_tenant);
+        return;
+    }
     char over[GS_DIAG_MSG_MAX];
     if ((g->bytes = group_bytes(g)) < 0) {
         gsd_reply_error(r, 500, "", "out of memory");
