@@ -1372,6 +1372,29 @@ static void test_podgroup_bytes_per_tenant(void **state)
     h_cleanup(&d);
 }
 
+/* maxPodGroupsPerTenant bounds the PodGroups of one tenant's namespaces, so that no tenant fills
+ * the daemon's own cap for the others: past it a POST is a 403 naming it, the same PodGroup sent
+ * again is still returned, other tenants post on, and a deleted one makes room. */
+static void test_podgroups_per_tenant(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char err[512] = "";
+    assert_int_equal(h_setup(&d, "maxPodGroupsPerTenant: 2\n"), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(post_group(&d, "team-a", "pg0", NULL, 0), 201);
+    assert_int_equal(post_group(&d, "team-a", "pg1", NULL, 0), 201);
+    assert_int_equal(post_group(&d, "team-a", "pg2", err, sizeof(err)), 403);
+    assert_non_null(strstr(err, "tenant team-a holds 2 PodGroups and this one is one more: past "
+                                "the daemon's maxPodGroupsPerTenant of 2; delete some first"));
+    assert_int_equal(post_group(&d, "team-a", "pg1", NULL, 0), 200);
+    assert_int_equal(post_group(&d, "team-b", "pg0", NULL, 0), 201);
+    h_request(&d, "DELETE", "/v1/podgroups/team-a/pg0", TOKEN_A, NULL, 200);
+    assert_int_equal(post_group(&d, "team-a", "pg2", NULL, 0), 201);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* gpuschedd started with @argv (its standard error appended to d's log) exits non-zero within
  * 30 s and its log has @a and @b. */
 static void refused_start(struct daemon *d, char **argv, const char *a, const char *b)
@@ -2162,6 +2185,7 @@ int main(void)
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_pod_bytes_per_tenant),
         cmocka_unit_test(test_podgroup_bytes_per_tenant),
+        cmocka_unit_test(test_podgroups_per_tenant),
         cmocka_unit_test(test_max_pods),
         cmocka_unit_test(test_healthz_follows_the_store),
         cmocka_unit_test(test_failed_tokens_throttled),
