@@ -1277,6 +1277,45 @@ static void test_gang_min_resources(void **state)
 }
 
 /*
+ * The same PodGroups (tests/data/scenario/gang-minresources.yaml) with tenant ml given a GPUQuota
+ * of 31 cards in total: c's minResources of 32 are more than the tenant may ever hold,
+ * so c waits naming the quota and both figures, and never starts (its one-card member would fit
+ * the quota, and it ran at 7260 s when only the cluster bounded it); a total of 32 lets it start
+ * then again. The quota bounds only where quotas apply: the sharing way starts it as before.
+ */
+static void test_gang_min_resources_over_quota(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn_file("tests/data/scenario/gang-minresources.yaml");
+    assert_int_equal(s->policy.ntenants, 1); /* ml's, without a quota */
+    struct gs_tenant_spec *ts = &s->policy.tenants[0];
+    ts->has_quota = 1;
+    ts->nquotas = 1;
+    snprintf(ts->quotas[0].key, sizeof(ts->quotas[0].key), "%s", "h100-80gb");
+    ts->quotas[0].model = gs_catalog_find("H100-SXM5-80GB", -1);
+    ts->quotas[0].total_milli = ts->quotas[0].shared_milli = 31000;
+    s->sim.horizon_us = 1800 * S;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_string_equal(find(t, "c-0")->reason,
+                        "PodGroup ml/c minResources nvidia.com/gpu 32 exceed what tenant ml may "
+                        "ever hold: its GPUQuota's total over its GPU models is 31");
+    gs_tsim_free(t);
+    s->sim.horizon_us = GS_UNSET;
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "b-0")->start_us, 3600 * S); /* the others as before */
+    assert_int_equal(find(t, "c-0")->state, GS_POD_PENDING);
+    gs_tsim_free(t);
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "c-0")->state, GS_POD_COMPLETED);
+    gs_tsim_free(t);
+    ts->quotas[0].total_milli = ts->quotas[0].shared_milli = 32000;
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "c-0")->start_us, 7260 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
  * A Queue's capability bounds its running pods in every resource it names, the pod count too
  * (tests/data/scenario/queue-capability.yaml); a PodGroup's minResources pods is admitted
  * against it. Each waits naming the queue and the figures, and starts when room is made.
@@ -3239,6 +3278,7 @@ int main(void)
         cmocka_unit_test(test_mig_policy_applied),
         cmocka_unit_test(test_gang_retry_ends),
         cmocka_unit_test(test_gang_min_resources),
+        cmocka_unit_test(test_gang_min_resources_over_quota),
         cmocka_unit_test(test_queue_capability),
         cmocka_unit_test(test_queue_conflict),
         cmocka_unit_test(test_podgroup_without_queue),
