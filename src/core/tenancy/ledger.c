@@ -282,8 +282,43 @@ static int32_t gang_queue(const struct gs_tenancy *t, const struct gang *g)
     return g->members.n ? t->pods[g->members.v[0]].queue : -1;
 }
 
-/* What the admitted PodGroups but @self hold, in all queues (@held[0]) and in queue @q (@held[1]).
+/*
+ * The tenant of PodGroup @group: its members' (a pod's tenant is its namespace's), or before the
+ * first, the one whose namespaces hold the PodGroup's; -1 none (a namespace no tenant names).
  */
+static int32_t gang_tenant(const struct gs_tenancy *t, int32_t group)
+{
+    const struct gang *g = &t->gangs[group];
+    if (g->members.n) {
+        int32_t tn = t->pods[g->members.v[0]].tenant;
+        return (size_t)tn < t->pol->ntenants ? tn : -1;
+    }
+    for (size_t i = 0; i < t->pol->ntenants; i++)
+        for (int k = 0; k < t->pol->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
+            if (!strcmp(t->pol->tenants[i].namespaces[k], t->pgs[group]->ns))
+                return (int32_t)i;
+    return -1;
+}
+
+/* The most milli-GPU the tenant of PodGroup @group may ever hold under its GPUQuota, the sum of
+ * its totals over the GPU models it names; INT64_MAX where nothing bounds it (no GPUQuota, no
+ * tenant, or a way that applies no quota). */
+static int64_t quota_gpu(const struct gs_tenancy *t, int32_t group)
+{
+    int32_t tn = t->way == GS_WAY_FULL ? gang_tenant(t, group) : -1;
+    const struct gs_tenant_spec *ts = tn >= 0 ? &t->pol->tenants[tn] : NULL;
+    int64_t total = 0;
+    if (!ts || !ts->has_quota)
+        return INT64_MAX;
+    for (int k = 0; k < ts->nquotas; k++)
+        if (ts->quotas[k].model >= 0)
+            total = sat(total, ts->quotas[k].total_milli);
+    return total;
+}
+
+/* What the admitted PodGroups but @self hold, in all queues (@held[0]) and in queue @q (@held[1]):
+ * of nvidia.com/gpu, no more than its tenant may ever hold (quota_gpu()), as one admitted before
+ * its GPUQuota was lowered (or before that bound was applied) could never use more. */
 static void held_by_admitted(const struct gs_tenancy *t, int32_t self, int32_t q,
                              int64_t held[2][R_N])
 {
@@ -293,6 +328,8 @@ static void held_by_admitted(const struct gs_tenancy *t, int32_t self, int32_t q
         int running = g->running >= g->min; /* allocated, not Succeeded, as Volcano counts */
         if ((int32_t)i == self || !min_of(t->pgs[i], min) || (!running && !g->inqueue))
             continue;
+        int64_t bound = min[R_GPU] > 0 ? quota_gpu(t, (int32_t)i) : INT64_MAX;
+        min[R_GPU] = min[R_GPU] < bound ? min[R_GPU] : bound;
         for (size_t k = 0; running && k < g->members.n; k++)
             if (t->pods[g->members.v[k]].state == GS_POD_RUNNING)
                 add_pod(alloc, &t->pods[g->members.v[k]]);
@@ -370,24 +407,6 @@ static int say_over(char *why, size_t size, const struct gs_podgroup_spec *pg, i
 }
 
 /*
- * The tenant of PodGroup @group: its members' (a pod's tenant is its namespace's), or before the
- * first, the one whose namespaces hold the PodGroup's; -1 none (a namespace no tenant names).
- */
-static int32_t gang_tenant(const struct gs_tenancy *t, int32_t group)
-{
-    const struct gang *g = &t->gangs[group];
-    if (g->members.n) {
-        int32_t tn = t->pods[g->members.v[0]].tenant;
-        return (size_t)tn < t->pol->ntenants ? tn : -1;
-    }
-    for (size_t i = 0; i < t->pol->ntenants; i++)
-        for (int k = 0; k < t->pol->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
-            if (!strcmp(t->pol->tenants[i].namespaces[k], t->pgs[group]->ns))
-                return (int32_t)i;
-    return -1;
-}
-
-/*
  * Does PodGroup @group's minResources nvidia.com/gpu pass what its tenant may ever hold under its
  * GPUQuota, the sum of its `total` over the GPU models it names? Volcano bounds minResources by
  * its queue's capability only (the proportion plugin's JobEnqueueableFn); a GPUQuota bounds a
@@ -399,14 +418,7 @@ static int32_t gang_tenant(const struct gs_tenancy *t, int32_t group)
 static int quota_admits(const struct gs_tenancy *t, int32_t group, char *why, size_t size)
 {
     const struct gs_podgroup_spec *pg = t->pgs[group];
-    int32_t tn = t->way == GS_WAY_FULL && pg->min_gpu_milli > 0 ? gang_tenant(t, group) : -1;
-    const struct gs_tenant_spec *ts = tn >= 0 ? &t->pol->tenants[tn] : NULL;
-    if (!ts || !ts->has_quota)
-        return 1;
-    int64_t total = 0;
-    for (int k = 0; k < ts->nquotas; k++)
-        if (ts->quotas[k].model >= 0)
-            total = sat(total, ts->quotas[k].total_milli);
+    int64_t total = pg->min_gpu_milli > 0 ? quota_gpu(t, group) : INT64_MAX;
     if (pg->min_gpu_milli <= total)
         return 1;
     char a[32], b[32];
@@ -415,7 +427,7 @@ static int quota_admits(const struct gs_tenancy *t, int32_t group, char *why, si
     gs__say(why, size,
             "PodGroup %s/%s minResources nvidia.com/gpu %s exceed what tenant %s may ever hold: "
             "its GPUQuota's total over its GPU models is %s",
-            pg->ns, pg->name, a, ts->name, b);
+            pg->ns, pg->name, a, t->pol->tenants[gang_tenant(t, group)].name, b);
     return 0;
 }
 
