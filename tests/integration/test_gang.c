@@ -697,6 +697,38 @@ static void test_gang_min_resources_over_quota(void **state)
     h_cleanup(&d);
 }
 
+/* A PodGroup admitted and running before its tenant's GPUQuota was lowered under its minResources
+ * (or before that bound was applied: a daemon upgraded under it) holds no more of the cluster's
+ * admission than its tenant may ever hold: hog, 20 cards of minResources on two running 1-card
+ * members, holds 6 once team-a's quota is 8, not 18, and team-b's gang of 24 is admitted
+ * (24 + 6 <= 32 x 1.2 - 2). */
+static void test_gang_min_resources_quota_lowered(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static const char quota[] = "kind: GPUQuota\n"
+                                "metadata: {name: q, namespace: team-a}\n"
+                                "spec:\n"
+                                "  tenant: team-a\n"
+                                "  quotas: {a100-80gb: {total: %d, dedicated: 0, shared: %d}}\n";
+    char text[256];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    snprintf(text, sizeof(text), quota, 24, 24);
+    assert_int_equal(h_policy(&d, text), 0);
+    assert_int_equal(h_start(&d), 0);
+    post_min_gang(&d, "team-a", "hog", 2, "20", 1);
+    pod_of_is(&d, "team-a", "hog-1", "running", NULL);
+    snprintf(text, sizeof(text), quota, 8, 8);
+    assert_int_equal(h_policy(&d, text), 0);
+    assert_int_equal(h_reload(&d), 0);
+    pod_of_is(&d, "team-a", "hog-1", "running", NULL); /* a lowered quota stops no running pod */
+    post_min_gang(&d, "team-b", "fair", 1, "24", 8);
+    pod_of_is(&d, "team-b", "fair-0", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Through the extender too, a member whose PodGroup's minResources do not pass Volcano's enqueue
  * check (gs__tn_enqueue(), as in test_gang_min_resources) fails filter on every node, naming the
  * figures; once the blocker is gone, filter passes every node and bind runs it. */
@@ -1355,6 +1387,7 @@ int main(void)
         cmocka_unit_test(test_podgroup_without_queue),
         cmocka_unit_test(test_gang_min_resources),
         cmocka_unit_test(test_gang_min_resources_over_quota),
+        cmocka_unit_test(test_gang_min_resources_quota_lowered),
         cmocka_unit_test(test_gang_min_resources_through_extender),
         cmocka_unit_test(test_store_schema6),
         cmocka_unit_test(test_store_bad_group),
