@@ -198,8 +198,10 @@
     const order = [];
     const zones = new Map();
     for (const n of last.nodes) {
-      if (!zones.has(n.zone)) zones.set(n.zone, []);
-      zones.get(n.zone).push({name: n.name, template: n.gpu_model || 'no GPU', model: n.gpu_model,
+      /* a node without topology.kubernetes.io/zone: a label value has no spaces, so no zone's */
+      const zone = n.zone === null ? '(no zone)' : n.zone;
+      if (!zones.has(zone)) zones.set(zone, []);
+      zones.get(zone).push({name: n.name, template: n.gpu_model || 'no GPU', model: n.gpu_model,
                               gpus: n.gpus, pcie_domain: n.pcie_domain,
                               nvlink_group: n.nvlink_group});
     }

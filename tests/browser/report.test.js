@@ -149,8 +149,9 @@ function wantTree(nodes) {
   const zones = [];
   let base = 0;
   for (const n of nodes) {
-    let z = zones.find((x) => x.zone === n.zone);
-    if (!z) zones.push(z = {zone: n.zone, nodes: []});
+    const zone = n.zone === null ? '(no zone)' : n.zone; /* GET /v1/nodes: null, none labelled */
+    let z = zones.find((x) => x.zone === zone);
+    if (!z) zones.push(z = {zone, nodes: []});
     const domains = [...new Set(n.pcie_domain)].sort((a, b) => a - b);
     z.nodes.push({name: n.name, pcie: domains.map((d) => {
       const groups = [];
