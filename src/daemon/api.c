@@ -334,7 +334,7 @@ static int pod_of(struct gsd_req *r, struct gsd_podspec *spec, struct gsd_ferr *
 static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 {
     struct gsd_podspec spec;
-    struct gsd_ferr e;
+    struct gsd_ferr e = {0};
     if (pod_of(r, &spec, &e)) {
         gsd_reply_error(r, e.status, e.field, "%s", e.msg);
         return;

@@ -623,7 +623,7 @@ static int read_tree(const struct gsd_state *st, struct gsd_req *r, struct ext_a
  * -ENOMEM with @err. */
 static int pod_of_text(const char *text, struct gsd_podspec *spec, char *err, size_t cap)
 {
-    struct gsd_ferr e;
+    struct gsd_ferr e = {0};
     int rc = gsd_podspec_parse(text, strlen(text), 0, spec, &e);
     if (rc == -ENOMEM) {
         snprintf(err, cap, "out of memory");
@@ -1254,7 +1254,7 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
     else
         gsd_ns_unowned(st, ns, err, sizeof(err));
     if (!err[0] && !p) {
-        struct gsd_ferr e;
+        struct gsd_ferr e = {0};
         const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, ns);
         p = gsd_pod_add(st, &x->spec, owner ? owner->name : "", GSD_SRC_EXTENDER, idx, &e);
         if (!p)
@@ -1509,7 +1509,7 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
         return 0;
     if (p && gsd_pod_cancel(st, p)) /* an earlier pod of the name, deleted in Kubernetes */
         return -EIO;
-    struct gsd_ferr e;
+    struct gsd_ferr e = {0};
     const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, x->spec.ns);
     p = gsd_pod_add(st, &x->spec, owner ? owner->name : "", GSD_SRC_EXTENDER, -1, &e);
     ext_forget(st, x);

@@ -621,7 +621,7 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
 static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
     struct gsd_group g = {0};
-    struct gsd_ferr e;
+    struct gsd_ferr e = {0};
     json_t *body;
     if (gsd_body_json(r, &body))
         return;

@@ -300,7 +300,7 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
 {
     struct preempt pr = {.st = st, .map = "NodeNameToMetaVictims"};
     struct gsd_podspec spec;
-    struct gsd_ferr e;
+    struct gsd_ferr e = {0};
     int *kept = NULL, rc = 0;
     if (!json_is_object(args)) {
         gsd_reply_error(r, 400, "", "ExtenderPreemptionArgs: expected an object");

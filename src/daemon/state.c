@@ -714,7 +714,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
                 "pod", key, "uid", p->uid, NULL);
     }
     struct gs_diag d;
-    struct gsd_ferr e;
+    struct gsd_ferr e = {0};
     char field[128];
     gs_diag_init(&d);
     if (p->state == GSD_EVICTING) { /* the scheduler has forgotten it: the API server has not */
@@ -782,7 +782,7 @@ static void progress(struct gsd_pod *p, struct gs_tenancy *old)
  * are, as far through their runs as they were. */
 static int resubmit(struct gsd_state *st, struct gs_tenancy *old, struct gs_diag *d)
 {
-    struct gsd_ferr e;
+    struct gsd_ferr e = {0};
     gs_tenancy_advance(old, gsd_sched_now(st)); /* their progress by now, not by its last pass */
     for (struct gsd_pod *p = st->head; p; p = p->next) {
         progress(p, old);
