@@ -520,7 +520,8 @@ const char *gs_podgroup_queue(const struct gs_podgroup_spec *g);
  * readers take it (a scenario's PodGroup, gpuschedd's POST /v1/podgroups). @name: the task, a
  * DNS-1123 label of at most 63 bytes (Volcano's job webhook checks task names so, and its job
  * controller writes each task's minAvailable under it); @min: members, 0 allowed (Volcano writes
- * 0 for a task that need not run), negative refused. Return: 0 added; -EINVAL with the reason in
+ * 0 for a task that need not run), negative or above GS_SCN_PODS_MAX (minMember's bound)
+ * refused. Return: 0 added; -EINVAL with the reason in
  * @why (@size bytes; it names the entry, not the field) for a bad name or value, a name given
  * twice, or more than GS_PG_TASKS_MAX entries.
  */

@@ -4,6 +4,7 @@
  * capability, where a pod's share goes under a GPUQuota.
  */
 #include "gpusched/policy.h"
+#include "gpusched/scenario.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -141,9 +142,9 @@ int gs_podgroup_task_add(struct gs_podgroup_spec *g, const char *name, long long
                         "'-', 1..63 bytes)",
                         name),
                -EINVAL;
-    if (min < 0 || min > INT32_MAX)
-        return snprintf(why, size, "task %s: expected a member count of 0 or more, not %lld", name,
-                        min),
+    if (min < 0 || min > GS_SCN_PODS_MAX) /* as minMember: the sum of the tasks' stays an int */
+        return snprintf(why, size, "task %s: expected a member count in 0..%d, not %lld", name,
+                        GS_SCN_PODS_MAX, min),
                -EINVAL;
     for (int32_t i = 0; i < g->ntasks; i++)
         if (!strcmp(g->tasks[i].name, name))

@@ -1291,7 +1291,11 @@ static const struct bad bads[] = {
     /* minTaskMember: task names as Volcano's job webhook takes them, counts of 0 or more */
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
      "spec: {minMember: 2, minTaskMember: {w: -1}}\n",
-     -EINVAL, ":4:41: ", "minTaskMember: task w: expected a member count of 0 or more, not -1", 0},
+     -EINVAL, ":4:41: ", "minTaskMember: task w: expected a member count in 0..2000000, not -1", 0},
+    /* two near 2^31 summed to a negative lack, and the gang started without them */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 1, minTaskMember: {a: 2147483647, b: 1}}\n",
+     -EINVAL, ":4:38: ", "task a: expected a member count in 0..2000000, not 2147483647", 0},
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
      "spec: {minMember: 2, minTaskMember: {W_1: 1}}\n",
      -EINVAL, ":4:38: ", "task \"W_1\": expected a Volcano task's name, a DNS label", 0},
