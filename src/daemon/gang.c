@@ -787,13 +787,30 @@ static void kube_log(const char *level, const char *what, const char *key, const
     json_decref(j);
 }
 
-/* PodGroup @obj (@key "NS/NAME") taken as POST /v1/podgroups takes it, unless refused as it is
- * before. */
+/* FNV-1a of @s (NULL: ""): what is kept of a refused PodGroup's text and of the refusal, so a
+ * refusal is remembered in a few bytes, not the object's (up to 4 MiB) text. */
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* PodGroup @obj (@key "NS/NAME") taken as POST /v1/podgroups takes it. One refused as malformed
+ * (400) is not tried again until it changes: as it is, it always will be. One refused for the
+ * state it met (403 past a tenant's cap, 409 another spec held under its name) is tried at every
+ * list and event, as a client retries a POST once room is made; each refusal is logged once,
+ * until the PodGroup or the refusal's words change. */
 static void kube_take(struct gsd_state *st, const json_t *obj, const char *key)
 {
-    char *text = kube_body(obj);
+    char *text = kube_body(obj), mark[64];
+    unsigned long long h = fnv(text), was_h = 0, was_r = 0;
+    int was_status = 0;
     const char *was = json_string_value(json_object_get(st->kube_refused, key));
-    if (!text || (was && !strcmp(was, text))) {
+    if (was && sscanf(was, "%d %llx %llx", &was_status, &was_h, &was_r) != 3)
+        was_status = 0;
+    if (!text || (was_status == 400 && was_h == h)) {
         if (!text)
             gsd_log("error", "out of memory: a PodGroup change is not taken", "podgroup", key,
                     NULL);
@@ -815,12 +832,19 @@ static void kube_take(struct gsd_state *st, const json_t *obj, const char *key)
         if (r.warning && r.status == 201)
             gsd_log("warn", "PodGroup of the API server taken with a warning", "podgroup", key,
                     "warning", r.warning, NULL);
-    } else if (r.status >= 400 && r.status < 500) { /* as it is, it always will be */
-        kube_log("warn", "PodGroup of the API server refused: tried again once it changes", key,
-                 r.resp);
+    } else if (r.status >= 400 && r.status < 500) {
+        unsigned long long hr = fnv(r.resp);
+        if (was_status != r.status || was_h != h || was_r != hr)
+            kube_log("warn",
+                     r.status == 400 ? "PodGroup of the API server refused: tried again once it "
+                                       "changes"
+                                     : "PodGroup of the API server refused: tried again at each "
+                                       "list",
+                     key, r.resp);
         if (!st->kube_refused)
             st->kube_refused = json_object();
-        json_object_set_new(st->kube_refused, key, json_string(text));
+        snprintf(mark, sizeof(mark), "%d %llx %llx", r.status, h, hr);
+        json_object_set_new(st->kube_refused, key, json_string(mark));
     } else if (r.status != 200 && r.status != 201) {
         kube_log("error", "PodGroup of the API server not taken", key, r.resp);
     }
