@@ -785,14 +785,24 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_
  * timeoutSeconds, or stop); -1 with w->err (w->gone set for 410). */
 static int watch_once(const struct gsd_kube *k, const char *token, struct watch *w, long secs)
 {
-    char url[1024], auth[TOKEN_MAX + 32], curl_err[CURL_ERROR_SIZE] = "";
+    char url[2048], auth[TOKEN_MAX + 32], curl_err[CURL_ERROR_SIZE] = "";
     struct curl_slist *h = NULL;
     CURL *c = curl_easy_init();
-    if (!c)
+    /* the API server's opaque token: escaped, as a continue token is, or "8&x=y" adds a query */
+    char *rv = c ? curl_easy_escape(c, w->rv, 0) : NULL;
+    if (!rv) {
+        curl_easy_cleanup(c);
         return -1;
-    snprintf(url, sizeof(url),
-             "%s%swatch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld",
-             k->api_server, w->query, w->rv, secs);
+    }
+    int n = snprintf(url, sizeof(url),
+                     "%s%swatch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld",
+                     k->api_server, w->query, rv, secs);
+    curl_free(rv);
+    if (n < 0 || (size_t)n >= sizeof(url)) {
+        snprintf(w->err, sizeof(w->err), "watch URL longer than %zu bytes", sizeof(url));
+        curl_easy_cleanup(c);
+        return -1;
+    }
     h = curl_slist_append(h, "Accept: application/json");
     if (token) {
         snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);

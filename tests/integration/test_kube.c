@@ -1073,6 +1073,10 @@ static void test_watch_releases_at_once(void **state)
     assert_true(fake_count(&f.watches, 2) >= 2);
     assert_int_equal(fake_count(&f.lists, 1), 1);
     assert_true(log_count_reaches("pod deleted or finished in Kubernetes: cards released", 1) >= 1);
+    /* a resourceVersion is opaque: sent escaped, it was pasted in, "&x=y" adding a query */
+    watch_sends("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
+                "{\"resourceVersion\":\"44&labelSelector=x\"}}}\n");
+    assert_string_equal(watch_rv_becomes("44&labelSelector=x", got), "44&labelSelector=x");
     watch_sends("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
                 "\"message\":\"too old resource version: 43 (50)\"}}\n");
     assert_int_equal(fake_count(&f.lists, 2), 2);
