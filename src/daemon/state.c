@@ -453,12 +453,15 @@ int gsd_pod_assigned(const struct gsd_state *st, const json_t *ann, struct gsd_a
                       : gs_gpu_list_parse(idx, &out->gpu_mask) < 0 ? GSD_CARDS_ANNOTATION
                       : !small_decimal(milli)                      ? "gpusched.io/gpu-milli"
                       : mig && !small_decimal(start)               ? "gpusched.io/mig-placement"
+                      : mig && strlen(mig) >= sizeof(out->mig)     ? "gpusched.io/mig-profile"
                                                                    : NULL;
     if (bad) {
         snprintf(why, cap, "annotation %s is missing or malformed", bad);
         return -EINVAL;
     }
     out->mig_start = mig ? atoi(start) : -1;
+    out->gpu_milli = atoi(milli);
+    snprintf(out->mig, sizeof(out->mig), "%s", mig ? mig : "");
     out->node = gs_cluster_find(st->cluster, node);
     if (out->node < 0) {
         snprintf(why, cap,
@@ -511,6 +514,15 @@ struct gsd_pod *gsd_pod_adopt(struct gsd_state *st, struct gsd_podspec *spec, co
     rc = gsd_sched_adopt(st, p, a->node, a->gpu_mask, a->mig_start);
     if (rc == 1)
         misfit(st, a, e->msg, sizeof(e->msg));
+    else if (rc == 0 &&
+             (strcmp(p->mig, a->mig) || (!p->mig[0] && (int)p->pl.gpu_milli != a->gpu_milli))) {
+        rc = 1; /* the annotations say another share than the pod asks: not what gpuschedd bound */
+        snprintf(e->msg, sizeof(e->msg),
+                 "annotations gpusched.io/gpu-milli %d, gpusched.io/mig-profile %s: the pod asks "
+                 "%u milli-GPU a card%s%s",
+                 a->gpu_milli, a->mig[0] ? a->mig : "none", p->pl.gpu_milli,
+                 p->mig[0] ? " as MIG " : "", p->mig);
+    }
     if (rc == 0 && link_pod(st, p))
         rc = -ENOMEM;
     if (rc) {

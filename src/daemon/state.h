@@ -280,9 +280,11 @@ json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p);
 
 /* What a pod's assignment annotations say it holds (gsd_pod_assigned()). */
 struct gsd_assigned {
-    int node;          /* inventory index */
-    uint32_t gpu_mask; /* bit i: card i */
-    int mig_start;     /* its MIG instance's first memory slice; -1 none */
+    int node;              /* inventory index */
+    uint32_t gpu_mask;     /* bit i: card i */
+    int mig_start;         /* its MIG instance's first memory slice; -1 none */
+    int gpu_milli;         /* milli-GPU on each card, as gpusched.io/gpu-milli says */
+    char mig[GSD_MIG_MAX]; /* gpusched.io/mig-profile, "" none */
 };
 
 /*

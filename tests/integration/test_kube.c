@@ -1929,14 +1929,20 @@ static void test_adoption_refused(void **state)
 {
     (void)state;
     char node[64], cards[64];
-    fake_lists(json_pack("[o, o, o, o, o]", bound_pod("ad-own", 2, "n-a100-0", "0,1"),
+    /* whole cards said to be half ones: not what gpuschedd bound (it was adopted as whole) */
+    json_t *half = bound_pod("ad-half", 1, "n-t4-0", "0");
+    json_object_set_new(json_object_get(json_object_get(half, "metadata"), "annotations"),
+                        "gpusched.io/gpu-milli", json_string("500"));
+    fake_lists(json_pack("[o, o, o, o, o, o]", bound_pod("ad-own", 2, "n-a100-0", "0,1"),
                          bound_pod("ad-new", 6, "n-a100-0", "2,3,4,5,6,7"),
                          bound_pod("ad-clash", 1, "n-a100-0", "1"),
                          bound_pod("ad-nocard", 1, "n-t4-0", "7"),
-                         bound_pod("ad-bad", 1, "n-t4-0", "x")));
+                         bound_pod("ad-bad", 1, "n-t4-0", "x"), half));
     refused_saying("ad-clash", "gpusched.io/gpu-index: a card on n-a100-0 is held by pod team-a/");
     refused_saying("ad-nocard", "gpusched.io/gpu-index: node n-t4-0 has no card 7 (it has 4)");
     refused_saying("ad-bad", "annotation gpusched.io/gpu-index is missing or malformed");
+    refused_saying("ad-half", "annotations gpusched.io/gpu-milli 500, gpusched.io/mig-profile "
+                              "none: the pod asks 1000 milli-GPU a card");
     pod_cards("ad-own", node, cards);
     assert_string_equal(cards, "0,1");
     pod_cards("ad-new", node, cards);
