@@ -1328,9 +1328,18 @@ static int succeeded(struct gsd_state *st, struct gsd_pod *p)
     return rc;
 }
 
-/* Pod @key ("NS/NAME") is not adopted, for @why: said once a list, and counted. */
+/* Pod @key ("NS/NAME") is not adopted, for @why: said and counted once for each reason, not at
+ * every list (2,000 pods clashing on one card said 1,999 lines a list). */
 static void adopt_refused(struct gsd_state *st, const char *key, const char *why)
 {
+    char h[24];
+    snprintf(h, sizeof(h), "%llx", gsd_log_hash(why));
+    const char *was = json_string_value(json_object_get(st->adopt_said, key));
+    if (was && !strcmp(was, h))
+        return;
+    if (!st->adopt_said)
+        st->adopt_said = json_object();
+    json_object_set_new(st->adopt_said, key, json_string(h));
     st->adopt_refused_total++;
     gsd_log("warn", "bound pod not adopted: its cards stay free for gpusched", "pod", key, "error",
             why, NULL);
@@ -1423,6 +1432,15 @@ static int adopt_all(struct gsd_state *st, const json_t *live)
         if (rc < 0)
             return rc;
         n += rc;
+    }
+    json_t *tmp;
+    json_object_foreach_safe(st->adopt_said, tmp, key, v) /* gone, or adopted since */
+    {
+        char ns[GSD_NAME_MAX];
+        const char *slash = strchr(key, '/');
+        snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - key) : 0, key);
+        if (!json_object_get(live, key) || (slash && gsd_pod_find(st, ns, slash + 1)))
+            json_object_del(st->adopt_said, key);
     }
     return n;
 }

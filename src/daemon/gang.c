@@ -151,6 +151,8 @@ void gsd_groups_free(struct gsd_state *st)
     st->ngroups = st->capgroups = 0;
     json_decref(st->kube_refused);
     st->kube_refused = NULL;
+    json_decref(st->adopt_said);
+    st->adopt_said = NULL;
 }
 
 /* ---- the API ---- */
@@ -787,16 +789,6 @@ static void kube_log(const char *level, const char *what, const char *key, const
     json_decref(j);
 }
 
-/* FNV-1a of @s (NULL: ""): what is kept of a refused PodGroup's text and of the refusal, so a
- * refusal is remembered in a few bytes, not the object's (up to 4 MiB) text. */
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 14695981039346656037ULL;
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* PodGroup @obj (@key "NS/NAME") taken as POST /v1/podgroups takes it. One refused as malformed
  * (400) is not tried again until it changes: as it is, it always will be. One refused for the
  * state it met (403 past a tenant's cap, 409 another spec held under its name) is tried at every
@@ -805,7 +797,7 @@ static uint64_t fnv(const char *s)
 static void kube_take(struct gsd_state *st, const json_t *obj, const char *key)
 {
     char *text = kube_body(obj), mark[64];
-    unsigned long long h = fnv(text), was_h = 0, was_r = 0;
+    unsigned long long h = gsd_log_hash(text), was_h = 0, was_r = 0;
     int was_status = 0;
     const char *was = json_string_value(json_object_get(st->kube_refused, key));
     if (was && sscanf(was, "%d %llx %llx", &was_status, &was_h, &was_r) != 3)
@@ -833,7 +825,7 @@ static void kube_take(struct gsd_state *st, const json_t *obj, const char *key)
             gsd_log("warn", "PodGroup of the API server taken with a warning", "podgroup", key,
                     "warning", r.warning, NULL);
     } else if (r.status >= 400 && r.status < 500) {
-        unsigned long long hr = fnv(r.resp);
+        unsigned long long hr = gsd_log_hash(r.resp);
         if (was_status != r.status || was_h != h || was_r != hr)
             kube_log("warn",
                      r.status == 400 ? "PodGroup of the API server refused: tried again once it "

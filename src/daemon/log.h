@@ -26,4 +26,14 @@ void gsd_log_hold(void);
 /* gsd_log_flush() - write the calling thread's held lines, and hold no more. */
 void gsd_log_flush(void);
 
+/* gsd_log_hash() - FNV-1a of @s (NULL: ""): what is kept of a refusal logged once, so the same
+ * refusal met again is known in a few bytes and not said again. */
+static inline unsigned long long gsd_log_hash(const char *s)
+{
+    unsigned long long h = 14695981039346656037ULL;
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
 #endif

@@ -163,9 +163,12 @@ struct gsd_state {
     struct gsd_group **groups; /* in order of seq */
     size_t ngroups, capgroups;
     int64_t group_seq; /* the next PodGroup's seq */
-    /* PodGroups of the API server refused (gsd_kube_podgroups()): "NS/NAME" to the body tried,
-     * so one is tried again only once it changes; emptied by a reload */
+    /* PodGroups of the API server refused (gsd_kube_podgroups()): "NS/NAME" to "STATUS H R",
+     * the refusal's status and the hashes of the body tried and of the answer, so a malformed
+     * one is tried again only once it changes and each refusal is said once; emptied by a reload */
     json_t *kube_refused;
+    /* Bound pods not adopted (extender.c): "NS/NAME" to the hash of why, said once a reason */
+    json_t *adopt_said;
 };
 
 /* How the daemon runs its scheduler: gpuschedd's --manual-clock and --way, and how it finds

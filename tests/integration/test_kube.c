@@ -1948,6 +1948,10 @@ static void test_adoption_refused(void **state)
     pod_cards("ad-new", node, cards);
     assert_string_equal(cards, "2,3,4,5,6,7");
     scrape_has("gpusched_pods_adopted_total 1\n");
+    /* lists every second: each refusal said and counted once, not at every list */
+    sleep(3);
+    assert_int_equal(log_count("pod=team-a/ad-clash"), 1);
+    scrape_has("gpusched_pods_adoption_refused_total 4\n");
     /* the T4 box's cards stay free: a pod of all four fits there */
     seat_ok("ad-t4", 4, "n-t4-0");
 }
