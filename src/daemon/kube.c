@@ -611,20 +611,30 @@ const char *gsd_kube_succeeded(const json_t *v, int *succeeded)
     return json_string_value(json_is_object(v) ? json_object_get(v, "uid") : v);
 }
 
-int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,
-                  char rv[GSD_KUBE_RV_MAX], char *why, size_t cap)
+/* One page of a list (@a) read into @out; the continue token into *@cont (NULL: the last page),
+ * the list's resourceVersion into @rv. Return: 0; < 0 with @why. */
+typedef int (*page_fn)(const struct gsd_kube *k, const struct answer *a, json_t *out, char **cont,
+                       char rv[GSD_KUBE_RV_MAX], char *why, size_t cap);
+
+/* Every page of the list at @query (a path ending in '?' or '&'), LIST_PAGE items each within
+ * k->timeout_ms (LIST_MAX bytes at most), all within LIST_TIMEOUTS of it, read by @page into
+ * @out (@what names the list in errors); the last page's resourceVersion into @rv (NULL: not
+ * wanted). A continue token given twice, too long, or @stop set ends it. Return: 0; -EIO with
+ * @why; @page's own error. */
+static int list_pages(const struct gsd_kube *k, const atomic_int *stop, const char *query,
+                      const char *what, page_fn page, json_t *out, char rv[GSD_KUBE_RV_MAX],
+                      char *why, size_t cap)
 {
     char token[TOKEN_MAX], path[4096], last[1024] = "", got_rv[GSD_KUBE_RV_MAX] = "";
     if (k->token_file && read_token(k, token, sizeof(token), why, cap))
         return -EIO;
-    json_t *out = json_object();
     char *cont = NULL;
-    int rc = out ? 0 : -ENOMEM;
+    int rc = 0;
     int64_t deadline_us = gsd_mono_us() + LIST_TIMEOUTS * k->timeout_ms * 1000;
     do {
         if (cont && (!strcmp(cont, last) || strlen(cont) >= sizeof(last) ||
                      gsd_mono_us() > deadline_us || atomic_load(stop))) {
-            snprintf(why, cap, "API server %.120s, list of pods: %s", k->api_server,
+            snprintf(why, cap, "API server %.120s, list of %s: %s", k->api_server, what,
                      atomic_load(stop)             ? "stopping"
                      : gsd_mono_us() > deadline_us ? "longer than its time limit"
                                                    : "a continue token given twice, or too long");
@@ -633,27 +643,36 @@ int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **liv
         }
         snprintf(last, sizeof(last), "%s", cont ? cont : "");
         char *esc = cont ? curl_easy_escape(NULL, cont, 0) : NULL;
-        snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s&limit=%d%s%s",
-                 GSD_BOUND_PODS_QUERY, LIST_PAGE, esc ? "&continue=" : "", esc ? esc : "");
+        snprintf(path, sizeof(path), "%slimit=%d%s%s", query, LIST_PAGE, esc ? "&continue=" : "",
+                 esc ? esc : "");
         curl_free(esc);
         free(cont);
         cont = NULL;
         struct answer a = {.max = LIST_MAX};
         call(k, k->token_file ? token : NULL, "GET", path, NULL, NULL,
              gsd_mono_us() + k->timeout_ms * 1000, &a);
-        rc = list_page(k, &a, out, &cont, got_rv, why, cap);
+        rc = page(k, &a, out, &cont, got_rv, why, cap);
         free(a.body);
     } while (!rc && cont);
     free(cont);
     memset(token, 0, sizeof(token));
-    if (rc) {
-        json_decref(out);
-        return rc;
-    }
-    *live = out;
-    if (rv)
+    if (!rc && rv)
         memcpy(rv, got_rv, GSD_KUBE_RV_MAX);
-    return 0;
+    return rc;
+}
+
+int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,
+                  char rv[GSD_KUBE_RV_MAX], char *why, size_t cap)
+{
+    json_t *out = json_object();
+    int rc = out ? list_pages(k, stop, "/api/v1/pods?fieldSelector=" GSD_BOUND_PODS_QUERY "&",
+                              "pods", list_page, out, rv, why, cap)
+                 : -ENOMEM;
+    if (rc)
+        json_decref(out);
+    else
+        *live = out;
+    return rc;
 }
 
 int gsd_kube_get(const struct gsd_kube *k, const char *path, json_t **out, char *why, size_t cap)
@@ -932,42 +951,16 @@ static int group_page(const struct gsd_kube *k, const struct answer *a, json_t *
     return rc;
 }
 
-/* Every PodGroup, in pages of LIST_PAGE each within k->timeout_ms (LIST_MAX bytes at most), all
- * within LIST_TIMEOUTS of it, as the pods are listed; the resourceVersion into @rv. Return: 0
- * and *@items (new reference); -ENOENT not served (404); -EIO with @why; -ENOMEM. */
+/* Every PodGroup, listed as the pods are (list_pages()); the resourceVersion into @rv. Return:
+ * 0 and *@items (new reference); -ENOENT not served (404); -EIO with @why; -ENOMEM. */
 static int list_groups(const struct gsd_kube *k, json_t **items, char rv[GSD_KUBE_RV_MAX],
                        char *why, size_t cap)
 {
-    char token[TOKEN_MAX], path[4096], last[1024] = "";
-    if (k->token_file && read_token(k, token, sizeof(token), why, cap))
-        return -EIO;
+    atomic_int never = 0;
     json_t *out = json_array();
-    char *cont = NULL;
-    int rc = out ? 0 : -ENOMEM;
-    int64_t deadline_us = gsd_mono_us() + LIST_TIMEOUTS * k->timeout_ms * 1000;
-    while (!rc) {
-        char *esc = cont ? curl_easy_escape(NULL, cont, 0) : NULL;
-        snprintf(path, sizeof(path), "%s?limit=%d%s%s", GSD_PODGROUPS_PATH, LIST_PAGE,
-                 esc ? "&continue=" : "", esc ? esc : "");
-        curl_free(esc);
-        snprintf(last, sizeof(last), "%s", cont ? cont : "");
-        free(cont);
-        struct answer a = {.max = LIST_MAX};
-        call(k, k->token_file ? token : NULL, "GET", path, NULL, NULL,
-             gsd_mono_us() + k->timeout_ms * 1000, &a);
-        rc = group_page(k, &a, out, &cont, rv, why, cap);
-        free(a.body);
-        if (rc || !cont)
-            break;
-        if (!strcmp(cont, last) || strlen(cont) >= sizeof(last) || gsd_mono_us() > deadline_us) {
-            snprintf(why, cap, "API server %.120s, list of PodGroups: %s", k->api_server,
-                     gsd_mono_us() > deadline_us ? "longer than its time limit"
-                                                 : "a continue token given twice, or too long");
-            rc = -EIO;
-        }
-    }
-    free(cont);
-    memset(token, 0, sizeof(token));
+    int rc = out ? list_pages(k, &never, GSD_PODGROUPS_PATH "?", "PodGroups", group_page, out, rv,
+                              why, cap)
+                 : -ENOMEM;
     if (rc)
         json_decref(out);
     else
