@@ -1693,8 +1693,14 @@ int32_t gs__tn_group_find(const struct gs_tenancy *t, const char *ns, const char
  * schedulingPolicy.gangScheduling false (they start one by one)? */
 static int gang_on(const struct gs_tenancy *t, const struct gs_podgroup_spec *g)
 {
-    int32_t tn = namemap_get(t->namespaces, g->ns, NULL);
-    return tn < 0 || (size_t)tn >= t->pol->ntenants || t->pol->tenants[tn].gang_scheduling;
+    int32_t tn = gs__tn_ns_tenant(t, g->ns);
+    return tn < 0 || t->pol->tenants[tn].gang_scheduling;
+}
+
+int32_t gs__tn_ns_tenant(const struct gs_tenancy *t, const char *ns)
+{
+    int32_t tn = namemap_get(t->namespaces, ns, NULL);
+    return tn >= 0 && (size_t)tn < t->pol->ntenants ? tn : -1;
 }
 
 /* The members PodGroup @g starts together: its minMember, or 1 (each alone) without gangs. */

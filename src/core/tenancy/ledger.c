@@ -293,11 +293,7 @@ static int32_t gang_tenant(const struct gs_tenancy *t, int32_t group)
         int32_t tn = t->pods[g->members.v[0]].tenant;
         return (size_t)tn < t->pol->ntenants ? tn : -1;
     }
-    for (size_t i = 0; i < t->pol->ntenants; i++)
-        for (int k = 0; k < t->pol->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
-            if (!strcmp(t->pol->tenants[i].namespaces[k], t->pgs[group]->ns))
-                return (int32_t)i;
-    return -1;
+    return gs__tn_ns_tenant(t, t->pgs[group]->ns);
 }
 
 /* The most milli-GPU the tenant of PodGroup @group may ever hold under its GPUQuota, the sum of

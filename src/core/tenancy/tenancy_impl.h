@@ -488,6 +488,9 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity);
  * PodGroup without minTaskMember (or whose tenant turns gangs off), else O(members x tasks).
  */
 int32_t gs__tn_gang_lacking(const struct gs_tenancy *t, int32_t group);
+/* gs__tn_ns_tenant() - the tenant whose namespaces hold @ns (index in the policy's tenants), -1
+ * none; the first tenant naming it when two do. O(1). */
+int32_t gs__tn_ns_tenant(const struct gs_tenancy *t, const char *ns);
 /* gs__tn_task_hash() - a task name (volcano.sh/task-spec) as a member keeps it: FNV-1a, never 0;
  * 0 for "" (no task). */
 uint32_t gs__tn_task_hash(const char *name);
