@@ -903,8 +903,13 @@ void gsd_kube_podgroups(struct gsd_state *st, const json_t *items, int listed, i
     size_t i;
     json_array_foreach(items, i, obj)
     {
-        if (kube_key(obj, key))
-            continue; /* an API server names every object; a name longer than ours is no gang */
+        if (kube_key(obj, key)) { /* kube.c took only PodGroups with a namespace and a name */
+            gsd_log("error",
+                    "PodGroup of the API server not taken: its namespace or name is none "
+                    "Kubernetes allows",
+                    NULL);
+            continue;
+        }
         if (seen)
             json_object_set_new(seen, key, json_true());
         if (!deleted) {

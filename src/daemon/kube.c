@@ -708,7 +708,8 @@ int gsd_kube_get(const struct gsd_kube *k, const char *path, json_t **out, char 
 struct watch {
     const struct gsd_kube_sink *sink;
     const char *query; /* the collection and selector watched, "/api/v1/pods?fieldSelector=.." */
-    void (*on_object)(struct watch *w, const char *type, const json_t *obj);
+    /* Return: 0; -1 the object is none of its kind, with err */
+    int (*on_object)(struct watch *w, const char *type, const json_t *obj);
     char *line;
     size_t len, cap;
     char rv[GSD_KUBE_RV_MAX]; /* the last resourceVersion seen (an event's or a bookmark's) */
@@ -717,25 +718,45 @@ struct watch {
     long events;
 };
 
-/* A pod ADDED, MODIFIED or DELETED: one deleted or finished is gone. */
-static void pod_event(struct watch *w, const char *type, const json_t *obj)
+/* A pod ADDED, MODIFIED or DELETED: one deleted or finished is gone. Return: 0; -1 not a pod. */
+static int pod_event(struct watch *w, const char *type, const json_t *obj)
 {
     char key[GSD_KEY_MAX];
     const char *missing;
     int finished;
     const char *uid = pod_key(obj, key, sizeof(key), &finished, &missing);
+    if (missing) {
+        snprintf(w->err, sizeof(w->err), "watch: a %s event's pod lacks %s", type, missing);
+        return -1;
+    }
     if (uid && (finished || !strcmp(type, "DELETED"))) /* deleted once Succeeded: it counts */
         w->sink->gone(w->sink->ud, key, uid, finished == 2);
+    return 0;
 }
 
-/* A Node ADDED, MODIFIED or DELETED, as it is. */
-static void node_event(struct watch *w, const char *type, const json_t *obj)
+/* A Node ADDED, MODIFIED or DELETED, as it is (a PodGroup, following those). Return: 0. */
+static int node_event(struct watch *w, const char *type, const json_t *obj)
 {
     w->sink->node(w->sink->ud, obj, !strcmp(type, "DELETED"));
+    return 0;
 }
 
-/* One event line: an object ADDED, MODIFIED or DELETED, a BOOKMARK, or an ERROR (a Status).
- * Return: 0; -1 to end the stream (410, or an event that is not one). */
+/* The field an object of the API server lacks of what names it: metadata.name, and
+ * metadata.namespace when @namespaced (non-empty strings, as the API server writes them); NULL
+ * none. */
+static const char *unnamed(const json_t *obj, int namespaced)
+{
+    const json_t *md = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    return namespaced && (!ns || !*ns) ? "metadata.namespace"
+           : !name || !*name           ? "metadata.name"
+                                       : NULL;
+}
+
+/* One event line: an object ADDED, MODIFIED or DELETED, a BOOKMARK, or an ERROR (a Status), the
+ * watch event types of Kubernetes' API conventions. Return: 0; -1 to end the stream (410, or an
+ * event that is not one: a type of no other name, or an object that names none). */
 static int watch_event(struct watch *w, const char *text, size_t len)
 {
     json_error_t e;
@@ -744,9 +765,20 @@ static int watch_event(struct watch *w, const char *text, size_t len)
     const json_t *obj = json_object_get(ev, "object");
     const char *rv =
         json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    int object =
+        type && (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED") || !strcmp(type, "DELETED"));
+    /* a pod is read whole by pod_event() */
+    const char *lacks = object && w->sink->node ? unnamed(obj, w->sink->podgroups) : NULL;
     int rc = 0;
     if (!type || !json_is_object(obj)) {
         snprintf(w->err, sizeof(w->err), "watch: not an event: %.200s", ev ? "" : e.text);
+        rc = -1;
+    } else if (!object && strcmp(type, "BOOKMARK") && strcmp(type, "ERROR")) {
+        snprintf(w->err, sizeof(w->err), "watch: an event of type \"%.40s\", none Kubernetes has",
+                 type);
+        rc = -1;
+    } else if (lacks) {
+        snprintf(w->err, sizeof(w->err), "watch: a %s event's object lacks %s", type, lacks);
         rc = -1;
     } else if (!strcmp(type, "ERROR")) {
         json_int_t code = json_integer_value(json_object_get(obj, "code"));
@@ -757,7 +789,7 @@ static int watch_event(struct watch *w, const char *text, size_t len)
         rc = -1;
     } else if (strcmp(type, "BOOKMARK")) {
         w->events++;
-        w->on_object(w, type, obj);
+        rc = w->on_object(w, type, obj);
     }
     if (!rc && rv && strlen(rv) < sizeof(w->rv))
         memcpy(w->rv, rv, strlen(rv) + 1);
@@ -935,8 +967,16 @@ static int group_page(const struct gsd_kube *k, const struct answer *a, json_t *
     int rc = 0;
     *cont = NULL;
     answer_text(a, msg, sizeof(msg));
-    if (!json_is_array(page) ||
-        json_array_size(items) + json_array_size(page) > GSD_KUBE_GROUPS_MAX) {
+    const json_t *item;
+    const char *lacks = NULL;
+    size_t i;
+    json_array_foreach(page, i, item) if ((lacks = unnamed(item, 1))) break;
+    if (lacks) { /* not a PodGroup: the whole list is in doubt, as a pod list's would be */
+        rc = -EIO;
+        snprintf(why, cap, "API server %.120s, list of PodGroups: items[%zu] lacks %s",
+                 k->api_server, i, lacks);
+    } else if (!json_is_array(page) ||
+               json_array_size(items) + json_array_size(page) > GSD_KUBE_GROUPS_MAX) {
         rc = a->status == 404 ? -ENOENT : -EIO;
         if (a->status == 200 && json_is_array(page)) /* gpuschedd would hold no more */
             snprintf(msg, sizeof(msg), "more than %d PodGroups", GSD_KUBE_GROUPS_MAX);

@@ -166,7 +166,10 @@ struct gsd_kube_sink {
  * 4 MiB), made again from the last resourceVersion when it ends; the API server's version is
  * logged first, for the pods (an error in the log when older than 1.GSD_KUBE_MIN_MINOR); a fresh
  * list every k->sync_us and after "410 Gone"; failures logged and retried after 0.5 s, doubling up
- * to 30 s. Blocks; call it on no thread that holds the state.
+ * to 30 s. A list with an item that names no object (metadata.namespace, metadata.name, a pod's
+ * metadata.uid) is a failure whole; so is a watch event of a type Kubernetes has not (ADDED,
+ * MODIFIED, DELETED, BOOKMARK, ERROR) or whose object names none: the stream ends there, said.
+ * Blocks; call it on no thread that holds the state.
  */
 void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s);
 

@@ -1077,6 +1077,12 @@ static void test_watch_releases_at_once(void **state)
     watch_sends("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
                 "{\"resourceVersion\":\"44&labelSelector=x\"}}}\n");
     assert_string_equal(watch_rv_becomes("44&labelSelector=x", got), "44&labelSelector=x");
+    /* an event whose pod names none ends the stream, said; the pods stay as they were */
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kw-keep\",\"resourceVersion\":\"45\"}}}\n");
+    assert_true(log_count_reaches("DELETED event's pod lacks metadata.uid", 1) >= 1);
+    assert_int_equal(pod_status_becomes("kw-keep", 200), 200);
+    assert_string_equal(fake_copy(f.watch_rv, got), "44&labelSelector=x");
     watch_sends("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
                 "\"message\":\"too old resource version: 43 (50)\"}}\n");
     assert_int_equal(fake_count(&f.lists, 2), 2);
@@ -2140,6 +2146,49 @@ static void test_podgroups_posted_first(void **state)
     reload_kubernetes(section);
 }
 
+/*
+ * What is no PodGroup list or event is refused whole and said, never skipped: a list with an
+ * item that names none leaves the PodGroups as they were until a good one comes; a watch event
+ * of a type Kubernetes has not, or whose object names none, ends the stream, and the next is
+ * taken.
+ */
+static void test_podgroups_junk(void **state)
+{
+    (void)state;
+    char section[512];
+    fake_reset();
+    int before = log_count("list of PodGroups: items[1] lacks metadata.namespace");
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.groups, sizeof(f.groups),
+             "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":["
+             "%s,{\"metadata\":{\"name\":\"kj0\"},\"spec\":{\"minMember\":1}}]}",
+             KGROUP("team-a", "kj1", 1, ""));
+    pthread_mutex_unlock(&f.mu);
+    follow_pods(section, sizeof(section), 5, 300);
+    assert_int_equal(
+        log_count_reaches("list of PodGroups: items[1] lacks metadata.namespace", before + 1),
+        before + 1);
+    assert_int_equal(group_status_becomes("kj1", 404), 404);
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.groups, sizeof(f.groups),
+             "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":["
+             "%s]}",
+             KGROUP("team-a", "kj1", 1, ""));
+    pthread_mutex_unlock(&f.mu);
+    assert_int_equal(group_status_becomes("kj1", 200), 200);
+    group_watch_sends("{\"type\":\"UPSERTED\",\"object\":" KGROUP("team-a", "kj2", 1, "") "}\n");
+    assert_true(log_count_reaches("UPSERTED\\\", none Kubernetes has", 1) >= 1);
+    group_watch_sends("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"namespace\":"
+                      "\"team-a\"},\"spec\":{\"minMember\":1}}}\n");
+    assert_true(log_count_reaches("ADDED event's object lacks metadata.name", 1) >= 1);
+    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kj3", 1, "") "}\n");
+    assert_int_equal(group_status_becomes("kj3", 200), 200);
+    assert_int_equal(group_status_becomes("kj2", 404), 404);
+    *strstr(section, "  syncSeconds: 300") = '\0';
+    strcat(section, "  syncSeconds: 0\n");
+    reload_kubernetes(section);
+}
+
 /* An API server without Volcano's CRD (404 on PodGroups): said once, the pods followed still,
  * nothing else; podGroups: false asks nothing. */
 static void test_podgroups_not_served(void **state)
@@ -2210,6 +2259,7 @@ int main(void)
         cmocka_unit_test(test_podgroups_followed),
         cmocka_unit_test(test_podgroups_posted_first),
         cmocka_unit_test(test_podgroups_not_served),
+        cmocka_unit_test(test_podgroups_junk),
     };
     return cmocka_run_group_tests(tests, setup, teardown) +
            cmocka_run_group_tests(podgroups, setup, teardown) +
