@@ -3167,6 +3167,37 @@ static void test_task_min_preempts(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * An elastic gang shrinks only by members its tasks can spare: minMember 1, {ps: 1, worker: 2},
+ * its ps and three workers on a 4-card node. A pod of the same priority needing two cards may
+ * take the one worker beyond its task's minimum, not two: the gang would no longer be ready
+ * (gs__tn_gang_lacking()). It waits for the gang to finish.
+ */
+static void test_elastic_shrink_keeps_tasks(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    podgroup(s, "ns", "job", 1, NULL);
+    char why[160];
+    assert_int_equal(gs_podgroup_task_add(&s->policy.podgroups[0], "ps", 1, why, sizeof(why)), 0);
+    assert_int_equal(gs_podgroup_task_add(&s->policy.podgroups[0], "worker", 2, why, sizeof(why)),
+                     0);
+    for (int i = 0; i < 4; i++) {
+        char n[8];
+        snprintf(n, sizeof(n), i < 3 ? "w-%d" : "ps-0", i);
+        struct gs_pod_spec *p = pod(s, "ns", n, 1, 0, 3600);
+        snprintf(p->group, sizeof(p->group), "job");
+        snprintf(p->task, sizeof(p->task), "%s", i < 3 ? "worker" : "ps");
+    }
+    pod(s, "other", "late", 2, 100, 600);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(gs_tsim_summary(t)->preemptions, 0);
+    assert_int_equal(find(t, "late")->start_us, 3600 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* A pod asking no tier keeps to one NVLink bridge on a board whose bridges join pairs: with card 0
  * taken, two cards come from the whole pair 2-3, not 1 and 2 of the same PCIe domain. */
 static void test_nvlink_pair_without_tier(void **state)
@@ -3315,6 +3346,7 @@ int main(void)
         cmocka_unit_test(test_nvlink_preferred),
         cmocka_unit_test(test_sharing_follows_util),
         cmocka_unit_test(test_elastic_gang),
+        cmocka_unit_test(test_elastic_shrink_keeps_tasks),
         cmocka_unit_test(test_task_min_gang),
         cmocka_unit_test(test_task_min_preempts),
         cmocka_unit_test(test_nvlink_pair_without_tier),

@@ -14,8 +14,9 @@
  * queue below its own: that would only be reclaimed back, each time discarding work (Volcano
  * keeps preemption inside a queue and moves capacity between queues by reclaim alone).
  * Elastic gangs shrink first: a member beyond its gang's minMember (counting completed members)
- * is a unit of its own, evicted before any other victim, for any pod of its priority or higher,
- * as long as the gang keeps minMember; the gang goes whole only below that.
+ * and beyond its task's minTaskMember is a unit of its own, evicted before any other victim, for
+ * any pod of its priority or higher, as long as the gang keeps minMember and each task its
+ * minimum; the gang goes whole only below that.
  * Against evict -> readmit -> evict churn (a restarted pod loses its work each time): a pod run
  * again after an eviction is not evicted in its first GS_READMIT_GRACE_US (KAI-Scheduler's
  * min-runtime idea), and one evicted GS_EVICTIONS_MAX times is not evicted again.
@@ -101,13 +102,23 @@ int gs__tn_reclaimable(const struct gs_tenancy *t, int32_t q)
 }
 
 /* Running members of @v's elastic gang beyond its minMember (0 for a pod of no such gang). */
-static int32_t extras_of(const struct gs_tenancy *t, const struct rpod *v)
+static int32_t gang_extras(const struct gs_tenancy *t, const struct rpod *v)
 {
     const struct gang *g = v->group >= 0 ? &t->gangs[v->group] : NULL;
     if (!g || !gs__tn_gang_elastic(g))
         return 0;
     int32_t over = g->running + g->done - g->min;
     return over > g->running ? g->running : over > 0 ? over : 0;
+}
+
+/* How many members of @v's elastic gang of @v's task may go alone: beyond minMember and beyond
+ * its task's minTaskMember, so that the gang stays ready (gs__tn_gang_lacking()); 0 for a pod
+ * of no such gang. */
+static int32_t extras_of(const struct gs_tenancy *t, const struct rpod *v)
+{
+    int32_t over = gang_extras(t, v);
+    int32_t spare = over > 0 ? gs__tn_task_spare(t, v->group, v) : 0;
+    return spare < over ? spare : over;
 }
 
 static int eligible(const struct gs_tenancy *t, const struct rpod *p, const struct rpod *v,
@@ -629,14 +640,18 @@ static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, cons
         if (!(use & (1ull << i)))
             continue;
         int32_t q = u[i].queue;
-        int64_t taken = 0, alone = 0;
+        int64_t taken = 0, alone = 0, alone_task = 0;
+        const struct rpod *v = u[i].group >= 0 ? &t->pods[u[i].pod] : NULL;
         for (size_t j = 0; j <= i; j++) {
+            int mate = (use & (1ull << j)) && v && u[j].group == u[i].group;
             if ((use & (1ull << j)) && u[j].queue == q)
                 taken += u[j].milli;
-            alone += (use & (1ull << j)) && u[i].group >= 0 && u[j].group == u[i].group;
+            alone += mate;
+            alone_task += mate && t->pods[u[j].pod].task == v->task;
         }
-        if (u[i].group >= 0 && alone > extras_of(t, &t->pods[u[i].pod]))
-            return 0; /* an elastic gang's member alone: the gang keeps minMember */
+        if (v && (alone > gang_extras(t, v) || alone_task > extras_of(t, v)))
+            return 0; /* an elastic gang's member alone: the gang keeps minMember and each task
+                       * its minTaskMember */
         if ((mode == EVICT_RECLAIM || (past && u[i].guarded)) &&
             t->q_used[q] - taken < t->q_deserved[q])
             return 0;

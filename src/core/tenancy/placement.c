@@ -1095,6 +1095,16 @@ static int32_t task_needs(const struct gs_tenancy *t, int32_t group, int32_t *ne
     return sum > *unseen ? sum - *unseen : 0;
 }
 
+int32_t gs__tn_task_spare(const struct gs_tenancy *t, int32_t group, const struct rpod *p)
+{
+    int32_t need[GS_PG_TASKS_MAX], unseen;
+    if (!t->gangs[group].tasked)
+        return INT32_MAX;
+    task_needs(t, group, need, &unseen);
+    int k = task_of(t->pgs[group], p);
+    return k < 0 ? INT32_MAX : need[k] < 0 ? -need[k] : 0;
+}
+
 int32_t gs__tn_gang_lacking(const struct gs_tenancy *t, int32_t group)
 {
     const struct gang *g = &t->gangs[group];

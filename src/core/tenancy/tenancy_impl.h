@@ -488,6 +488,11 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity);
  * PodGroup without minTaskMember (or whose tenant turns gangs off), else O(members x tasks).
  */
 int32_t gs__tn_gang_lacking(const struct gs_tenancy *t, int32_t group);
+/* The running or Succeeded members of @p's task in gang @group beyond that task's minTaskMember
+ * (task_needs() counts them): how many of them may go with the task still ready. INT32_MAX when
+ * no minimum binds @p (no minTaskMember, or none names its task); 0 when its task is at or below
+ * its minimum. O(members x tasks). */
+int32_t gs__tn_task_spare(const struct gs_tenancy *t, int32_t group, const struct rpod *p);
 /* gs__tn_ns_tenant() - the tenant whose namespaces hold @ns (index in the policy's tenants), -1
  * none; the first tenant naming it when two do. O(1). */
 int32_t gs__tn_ns_tenant(const struct gs_tenancy *t, const char *ns);
