@@ -846,7 +846,7 @@ static void kube_take(struct gsd_state *st, const json_t *obj, const char *key)
 }
 
 /* @g, which the API server no longer holds, deleted as DELETE /v1/podgroups/NS/NAME does: kept,
- * said once, while pods name it. */
+ * said once, while pods name it (gsd_kube_podgroups_settle() tries it again). */
 static void kube_drop(struct gsd_state *st, struct gsd_group *g)
 {
     char key[GSD_KEY_MAX];
@@ -860,7 +860,7 @@ static void kube_drop(struct gsd_state *st, struct gsd_group *g)
         kube_log("info", "podgroup deleted in the API server: kept while pods name it", key,
                  r.resp);
     if (r.status == 409)
-        g->kube_gone = 1;
+        g->kube_gone = st->kube_gone = 1;
     free(r.resp);
 }
 
@@ -928,9 +928,21 @@ void gsd_kube_podgroups(struct gsd_state *st, const json_t *items, int listed, i
     else if (listed)
         gsd_log("error", "out of memory: PodGroups a list lacks are not deleted", NULL);
     json_decref(seen);
-    for (i = st->ngroups; i-- > 0;) /* deleted there while pods named them: do any now? */
-        if (st->groups[i]->kube_gone && !st->groups[i]->members)
-            kube_drop(st, st->groups[i]);
+    gsd_kube_podgroups_settle(st);
+}
+
+void gsd_kube_podgroups_settle(struct gsd_state *st)
+{
+    if (!st->kube_gone)
+        return;
+    st->kube_gone = 0; /* set again by each kube_drop() that keeps one */
+    for (size_t i = st->ngroups; i-- > 0;) {
+        struct gsd_group *g = st->groups[i];
+        if (g->kube_gone && !g->members)
+            kube_drop(st, g);
+        else if (g->kube_gone)
+            st->kube_gone = 1;
+    }
 }
 
 void gsd_kube_podgroups_forget(struct gsd_state *st)

@@ -86,10 +86,14 @@ void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct 
  * after a reload: gsd_kube_podgroups_forget()). One of a name gpuschedd holds already is that
  * one when the spec is the same (followed from then on), else refused as a POST is (409, logged).
  * One deleted, or missing from a list, is deleted as DELETE /v1/podgroups/NS/NAME deletes it; one
- * pods still name stays, logged once, and is deleted at a later call once none do. Nothing is
- * returned: what fails is logged; a store failure sets st->failed.
+ * pods still name stays, logged once, and is deleted by gsd_kube_podgroups_settle() once none
+ * do. Nothing is returned: what fails is logged; a store failure sets st->failed.
  */
 void gsd_kube_podgroups(struct gsd_state *st, const json_t *items, int listed, int deleted);
+/* gsd_kube_podgroups_settle() - delete the PodGroups deleted in the API server that pods named
+ * then and none names now. After each batch, inside its transaction: O(1) while none waits,
+ * else O(PodGroups). */
+void gsd_kube_podgroups_settle(struct gsd_state *st);
 /* gsd_kube_podgroups_forget() - try every refused PodGroup again (the config changed). */
 void gsd_kube_podgroups_forget(struct gsd_state *st);
 

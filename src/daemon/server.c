@@ -727,8 +727,10 @@ static void *scheduler_main(void *arg)
             st->failed = 1; /* no transaction: nothing may be written, every answer is 503 */
         for (int i = 0; i < n; i++)
             stop |= run_one(s, batch[i]);
-        if (!atomic_load(&s->failed) && ok && !st->failed)
-            gsd_health_expire(st); /* after the batch: its heartbeats count */
+        if (!atomic_load(&s->failed) && ok && !st->failed) {
+            gsd_health_expire(st);         /* after the batch: its heartbeats count */
+            gsd_kube_podgroups_settle(st); /* the batch's pods gone may free some */
+        }
         if (!atomic_load(&s->failed) && ok && !st->failed && !st->held)
             gsd_sched_run(st);    /* what the batch freed or changed, for the pending */
         gsd_extender_nudge(st);   /* nominated pods whose cards are now theirs alone */

@@ -167,6 +167,7 @@ struct gsd_state {
      * the refusal's status and the hashes of the body tried and of the answer, so a malformed
      * one is tried again only once it changes and each refusal is said once; emptied by a reload */
     json_t *kube_refused;
+    int kube_gone; /* some PodGroup deleted in the API server is kept while pods name it */
     /* Bound pods not adopted (extender.c): "NS/NAME" to the hash of why, said once a reason */
     json_t *adopt_said;
 };

@@ -2079,6 +2079,12 @@ static void test_podgroups_followed(void **state)
     assert_int_equal(group_status_becomes("kw", 404), 404);
     assert_true(log_count_reaches("kept while pods name it", 1) >= 1);
     assert_int_equal(group_status_becomes("kg2", 200), 200); /* its two members run */
+    /* its members gone in Kubernetes, it goes with them: no PodGroup event comes */
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kg2-0\",\"uid\":\"uid-kg2-0\",\"resourceVersion\":\"50\"}}}\n"
+                "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kg2-1\",\"uid\":\"uid-kg2-1\",\"resourceVersion\":\"51\"}}}\n");
+    assert_int_equal(group_status_becomes("kg2", 404), 404);
     *strstr(section, "  syncSeconds: 300") = '\0';
     strcat(section, "  syncSeconds: 0\n");
     reload_kubernetes(section);
