@@ -239,12 +239,31 @@ static int wait_ready(const struct kcluster *c, struct kproc *p, const char *url
     return -1;
 }
 
-/* A libyaml node as JSON: mappings, sequences, and scalars as strings (enough for RBAC). */
+/* A libyaml scalar @n as JSON: a plain (unquoted) true, false or whole number as that (a CRD's
+ * schema has integer defaults and bounds, served: true), anything else as a string. */
+static json_t *yaml_scalar(const yaml_node_t *n)
+{
+    const char *v = (const char *)n->data.scalar.value;
+    size_t len = n->data.scalar.length;
+    char *end = NULL;
+    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || !len)
+        return json_stringn(v, len);
+    if (!strcmp(v, "true") || !strcmp(v, "false"))
+        return json_boolean(v[0] == 't');
+    errno = 0;
+    long long i = strtoll(v, &end, 10);
+    return end == v + len && !errno && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))
+               ? json_integer(i)
+               : json_stringn(v, len);
+}
+
+/* A libyaml node as JSON: mappings, sequences, and scalars (yaml_scalar()); enough for RBAC and
+ * a CustomResourceDefinition. */
 static json_t *yaml_json(yaml_document_t *doc, yaml_node_t *n)
 {
     json_t *j = NULL;
     if (n->type == YAML_SCALAR_NODE)
-        return json_stringn((const char *)n->data.scalar.value, n->data.scalar.length);
+        return yaml_scalar(n);
     if (n->type == YAML_SEQUENCE_NODE) {
         j = json_array();
         for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top;
@@ -302,6 +321,93 @@ static int apply_rbac(const struct kcluster *c, const char *file)
     yaml_parser_delete(&y);
     fclose(f);
     return rc;
+}
+
+/* The first document of YAML @file as JSON (new reference), or NULL. */
+static json_t *yaml_file_json(const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    yaml_parser_t y;
+    yaml_document_t doc;
+    json_t *o = NULL;
+    if (!f || !yaml_parser_initialize(&y)) {
+        if (f)
+            fclose(f);
+        return NULL;
+    }
+    yaml_parser_set_input_file(&y, f);
+    if (yaml_parser_load(&y, &doc)) {
+        yaml_node_t *root = yaml_document_get_root_node(&doc);
+        o = root ? yaml_json(&doc, root) : NULL;
+        yaml_document_delete(&doc);
+    }
+    yaml_parser_delete(&y);
+    fclose(f);
+    return o;
+}
+
+/* Has CustomResourceDefinition @name the condition Established True yet? */
+static int crd_established(const struct kcluster *c, const char *name)
+{
+    char path[256];
+    struct kanswer a;
+    int ok = 0;
+    snprintf(path, sizeof(path), "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/%s",
+             name);
+    if (!kc_api(c, "GET", path, NULL, &a) && a.status == 200) {
+        size_t i;
+        json_t *cond;
+        json_array_foreach(json_object_get(json_object_get(a.json, "status"), "conditions"), i,
+                           cond)
+        {
+            const char *t = json_string_value(json_object_get(cond, "type"));
+            const char *st = json_string_value(json_object_get(cond, "status"));
+            ok |= t && st && !strcmp(t, "Established") && !strcmp(st, "True");
+        }
+    }
+    kc_answer_free(&a);
+    return ok;
+}
+
+/* Is CustomResourceDefinition @name Established and its collection @list ("/apis/G/V/PLURAL")
+ * served? Established comes first: the API server installs the resource's handler just after. */
+static int crd_served(const struct kcluster *c, const char *name, const char *list)
+{
+    struct kanswer a;
+    if (!crd_established(c, name))
+        return 0;
+    int ok = !kc_api(c, "GET", list, NULL, &a) && a.status == 200;
+    kc_answer_free(&a);
+    return ok;
+}
+
+int kc_crd(const struct kcluster *c, const char *file)
+{
+    json_t *crd = yaml_file_json(file), *spec = json_object_get(crd, "spec");
+    const char *name = json_string_value(json_object_get(json_object_get(crd, "metadata"), "name"));
+    const char *group = json_string_value(json_object_get(spec, "group"));
+    const char *plural =
+        json_string_value(json_object_get(json_object_get(spec, "names"), "plural"));
+    const char *version = json_string_value(
+        json_object_get(json_array_get(json_object_get(spec, "versions"), 0), "name"));
+    char *body = json_dumps(crd, JSON_COMPACT), list[256];
+    int rc = !name || !group || !plural || !version || !body ? -1 : 0;
+    if (rc)
+        fprintf(stderr, "kcluster: %s is no CustomResourceDefinition\n", file);
+    rc = rc ||
+         kc_api_ok(c, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body, 201);
+    snprintf(list, sizeof(list), "/apis/%s/%s/%s", group ? group : "", version ? version : "",
+             plural ? plural : "");
+    for (int i = 0; !rc && !crd_served(c, name, list); i++) {
+        if (i == 300) {
+            fprintf(stderr, "kcluster: %s not established and served after 30 s\n", name);
+            rc = -1;
+        }
+        kc_sleep_ms(100);
+    }
+    free(body);
+    json_decref(crd);
+    return rc ? -1 : 0;
 }
 
 static int start_etcd(struct kcluster *c)
@@ -555,8 +661,9 @@ int kc_node(const struct kcluster *c, const struct knode *n)
     return rc;
 }
 
+/* kc_start(), kc_start_plain() (@plain) and kc_start_crd() (@crd: a CRD file, or NULL). */
 static int start(struct kcluster *c, const char *nodes_csv, const char *gsd_extra,
-                 const char *gsd_policy, int plain)
+                 const char *gsd_policy, int plain, const char *crd)
 {
     char cmd[512], path[128];
     memset(c, 0, sizeof(*c));
@@ -613,6 +720,9 @@ static int start(struct kcluster *c, const char *nodes_csv, const char *gsd_extr
         if (h_write(c->gsd_policy, gsd_policy))
             return -1;
     }
+    /* before gpuschedd: it lists the resource at once, not at its next try a minute later */
+    if (crd && kc_crd(c, crd))
+        return -1;
     c->gsd_port = h_free_port();
     if (plain)
         return write_sched_config(c) || start_scheduler(c) ? -1 : 0;
@@ -625,12 +735,17 @@ static int start(struct kcluster *c, const char *nodes_csv, const char *gsd_extr
 int kc_start(struct kcluster *c, const char *nodes_csv, const char *gsd_extra,
              const char *gsd_policy)
 {
-    return start(c, nodes_csv, gsd_extra, gsd_policy, 0);
+    return start(c, nodes_csv, gsd_extra, gsd_policy, 0, NULL);
+}
+
+int kc_start_crd(struct kcluster *c, const char *nodes_csv, const char *crd)
+{
+    return start(c, nodes_csv, NULL, NULL, 0, crd);
 }
 
 int kc_start_plain(struct kcluster *c, const char *nodes_csv)
 {
-    return start(c, nodes_csv, NULL, NULL, 1);
+    return start(c, nodes_csv, NULL, NULL, 1, NULL);
 }
 
 void kc_stop(struct kcluster *c)

@@ -57,6 +57,10 @@ int kc_start(struct kcluster *c, const char *nodes_csv, const char *gsd_extra,
 /* kc_start() without gpuschedd: kube-scheduler with the shipped configuration less its
  * extenders section, counting nvidia.com/gpu itself (the yardstick of bench/bench_kube.c). */
 int kc_start_plain(struct kcluster *c, const char *nodes_csv);
+/* kc_start() (no extra DaemonConfig, no policy) with the CustomResourceDefinition of YAML file
+ * @crd (a path from the repository root) installed, Established and served before gpuschedd
+ * starts, as in a cluster where its operator (Volcano) came first. Return: 0; -1. */
+int kc_start_crd(struct kcluster *c, const char *nodes_csv, const char *crd);
 /* Stop everything (SIGTERM, then SIGKILL after 10 s) and delete the folder. */
 void kc_stop(struct kcluster *c);
 /* Start gpuschedd again after kc_kill_gsd() (same folder, same port). Return: 0; -1. */
@@ -68,6 +72,10 @@ void kc_kill_gsd(struct kcluster *c);
 int kc_api(const struct kcluster *c, const char *method, const char *path, const char *body,
            struct kanswer *a);
 void kc_answer_free(struct kanswer *a);
+/* Create the CustomResourceDefinition of YAML file @file (its first document; a path from the
+ * repository root) and wait up to 30 s until it is Established and its first version's
+ * collection answers a list. Return: 0; -1 (said on stderr). */
+int kc_crd(const struct kcluster *c, const char *file);
 /* One call to gpuschedd's own API (HTTPS) with bearer @token (or NULL). Return: 0; -1. */
 int kc_gsd(const struct kcluster *c, const char *method, const char *path, const char *token,
            const char *body, struct kanswer *a);
