@@ -240,6 +240,132 @@ static void test_gang(void **state)
     }
 }
 
+/* Volcano's PodGroup CRD, as Volcano's installation creates it (the file names its source). */
+#define VOLCANO_CRD "tests/e2e/volcano-podgroup-crd.yaml"
+
+/* May gpuschedd's service account @verb ("list", "watch") Volcano's PodGroups, by the
+ * ClusterRole of deploy/gpuschedd.yaml? Asks the API server's own authorizer. */
+static int gsd_may(const char *verb)
+{
+    char body[512];
+    struct kanswer a;
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SubjectAccessReview\","
+             "\"spec\":{\"user\":\"system:serviceaccount:gpusched-system:gpuschedd\","
+             "\"groups\":[\"system:serviceaccounts\"],\"resourceAttributes\":{\"group\":"
+             "\"scheduling.volcano.sh\",\"resource\":\"podgroups\",\"verb\":\"%s\"}}}",
+             verb);
+    assert_int_equal(
+        kc_api(&kc, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", body, &a), 0);
+    int ok = a.status == 201 &&
+             json_is_true(json_object_get(json_object_get(a.json, "status"), "allowed"));
+    kc_answer_free(&a);
+    return ok;
+}
+
+/* GET /v1/podgroups/team-a/@name of gpuschedd (as team-a), asked every 50 ms up to BIND_MS
+ * until it answers @want (200, 404) and, for 200, its "members" is @members (-1: any). Return:
+ * the last answer's JSON (new reference; NULL for 404); fails when @want never came. */
+static json_t *gsd_podgroup(const char *name, long want, int members)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/podgroups/team-a/%s", name);
+    for (int waited = 0;; waited += 50) {
+        struct kanswer a;
+        assert_int_equal(kc_gsd(&kc, "GET", path, KC_TOKEN_TEAM_A, NULL, &a), 0);
+        json_int_t m = json_integer_value(json_object_get(a.json, "members"));
+        if (a.status == want && (want != 200 || members < 0 || m == members)) {
+            json_t *j = want == 200 ? json_incref(a.json) : NULL;
+            kc_answer_free(&a);
+            return j;
+        }
+        if (waited >= BIND_MS)
+            fail_msg("GET %s: %ld %s, want %ld (members %d; logs in %s)", path, a.status,
+                     a.body ? a.body : "", want, members, kc.dir);
+        kc_answer_free(&a);
+        kc_sleep_ms(50);
+    }
+}
+
+/* Four 2-GPU pods g0..g3 of team-a naming PodGroup pg1, as test_gang makes them. */
+static void gang_pods(void)
+{
+    char name[16];
+    const char *group =
+        "{\"metadata\":{\"annotations\":{\"scheduling.k8s.io/group-name\":\"pg1\"}}}";
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "g%d", i);
+        assert_int_equal(kc_pod(&kc, "team-a", name, "{\"nvidia.com/gpu\": 2}", group), 0);
+    }
+}
+
+/*
+ * The gang of test_gang made as a Volcano user makes it: Volcano's PodGroup CRD installed in the
+ * API server (before gpuschedd starts, as where Volcano came first), PodGroup pg1 (minMember 4)
+ * created there, never posted to gpuschedd, which follows it (deploy/gpuschedd.yaml's
+ * ClusterRole lets it): GET /v1/podgroups shows it with the queue the CRD defaults, its four pods
+ * bind all or nothing through kube-scheduler, and deleted in the API server once its pods are
+ * gone, gpuschedd deletes it too.
+ */
+static void test_volcano_podgroup(void **state)
+{
+    (void)state;
+    if (kc_start_crd(&kc, three_boards, VOLCANO_CRD)) {
+        kc_stop(&kc);
+        fail_msg("the control plane did not start (set GS_E2E_KEEP=1 to keep its logs)");
+    }
+    assert_int_equal(kc_namespace(&kc, "team-a"), 0);
+    assert_int_equal(kc_namespace(&kc, "team-b"), 0);
+    assert_true(gsd_may("list"));
+    assert_true(gsd_may("watch"));
+    char node[64], name[16];
+    bind_one("team-b", "big0", "{\"nvidia.com/gpu\": 8}", NULL, node, sizeof(node));
+    bind_one("team-b", "big1", "{\"nvidia.com/gpu\": 8}", NULL, node, sizeof(node));
+    bind_one("team-b", "small", "{\"nvidia.com/gpu\": 2}", NULL, node, sizeof(node));
+    const char *pgs = "/apis/scheduling.volcano.sh/v1beta1/namespaces/team-a/podgroups";
+    assert_int_equal(kc_api_ok(&kc, "POST", pgs,
+                               "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":"
+                               "\"PodGroup\",\"metadata\":{\"name\":\"pg1\"},\"spec\":{"
+                               "\"minMember\":4}}",
+                               201),
+                     0);
+    json_t *g = gsd_podgroup("pg1", 200, -1);
+    assert_int_equal(json_integer_value(json_object_get(g, "minMember")), 4);
+    /* the queue the API server wrote in: the CRD's default */
+    assert_string_equal(json_string_value(json_object_get(g, "queue")), "default");
+    json_decref(g);
+    gang_pods();
+    stays_pending("team-a", "g3", "gang");
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "g%d", i);
+        assert_string_equal(kc_wait_bound(&kc, "team-a", name, 0, node, sizeof(node)), "");
+    }
+    assert_int_equal(kc_delete_pod(&kc, "team-b", "small", 0), 0);
+    assert_int_equal(kc_delete_pod(&kc, "team-b", "big0", 0), 0);
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "g%d", i);
+        if (!*kc_wait_bound(&kc, "team-a", name, 2 * BIND_MS, node, sizeof(node)))
+            fail_msg("gang member %s not bound once there was room", name);
+    }
+    g = gsd_podgroup("pg1", 200, 4);
+    assert_string_equal(json_string_value(json_object_get(g, "phase")), "Running");
+    json_decref(g);
+    /* its pods gone (gpuschedd heard so: no member left), then the PodGroup: one deleted while
+     * pods name it would be kept until a later list */
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "g%d", i);
+        assert_int_equal(kc_delete_pod(&kc, "team-a", name, 0), 0);
+    }
+    json_decref(gsd_podgroup("pg1", 200, 0));
+    char path[160];
+    snprintf(path, sizeof(path), "%s/pg1", pgs);
+    assert_int_equal(kc_api_ok(&kc, "DELETE", path, NULL, 200), 0);
+    assert_null(gsd_podgroup("pg1", 404, -1));
+    assert_true(kc_log_has(&kc.gsd, "podgroup deleted in the API server: deleted"));
+    /* the CRD came first: gpuschedd never had to wait for it */
+    assert_false(kc_log_has(&kc.gsd, "PodGroups not served"));
+}
+
 /* A deleted pod's cards are free at once: a pod needing them binds without waiting for a
  * periodic list. */
 static void test_delete_frees(void **state)
@@ -647,6 +773,7 @@ static const struct e2e_case cases[] = {
     {"canonical-quantities", test_canonical_quantities},
     {"quota-refusals", test_quota_refusals},
     {"gang", test_gang},
+    {"volcano-podgroup", test_volcano_podgroup},
     {"delete-frees", test_delete_frees},
     {"nodes-follow", test_nodes_follow},
     {"same-name-new-uid", test_same_name_new_uid},
