@@ -207,19 +207,22 @@ static void post_podgroup(void)
     kc_answer_free(&a);
 }
 
-/*
- * A gang of four 2-GPU pods under a PodGroup binds all or nothing: with room for three members
- * (two boards of three full) none binds; once room is made, all four do.
- */
-static void test_gang(void **state)
+/* Two of the three boards full and two cards of the third taken (team-b's pods big0, big1,
+ * small): room for three 2-GPU members of a gang of four, not for the fourth. */
+static void room_for_three(void)
 {
-    (void)state;
-    up(three_boards, NULL, NULL);
-    char node[64], name[16];
+    char node[64];
     bind_one("team-b", "big0", "{\"nvidia.com/gpu\": 8}", NULL, node, sizeof(node));
     bind_one("team-b", "big1", "{\"nvidia.com/gpu\": 8}", NULL, node, sizeof(node));
     bind_one("team-b", "small", "{\"nvidia.com/gpu\": 2}", NULL, node, sizeof(node));
-    post_podgroup();
+}
+
+/* Four 2-GPU pods g0..g3 of team-a naming PodGroup pg1 (minMember 4), made after
+ * room_for_three(): none binds (kube-scheduler hears "gang"); once small and big0 are deleted,
+ * all four do. */
+static void gang_all_or_nothing(void)
+{
+    char node[64], name[16];
     const char *group =
         "{\"metadata\":{\"annotations\":{\"scheduling.k8s.io/group-name\":\"pg1\"}}}";
     for (int i = 0; i < 4; i++) {
@@ -240,8 +243,24 @@ static void test_gang(void **state)
     }
 }
 
+/*
+ * A gang of four 2-GPU pods under a PodGroup binds all or nothing: with room for three members
+ * (two boards of three full) none binds; once room is made, all four do.
+ */
+static void test_gang(void **state)
+{
+    (void)state;
+    up(three_boards, NULL, NULL);
+    room_for_three();
+    post_podgroup();
+    gang_all_or_nothing();
+}
+
 /* Volcano's PodGroup CRD, as Volcano's installation creates it (the file names its source). */
 #define VOLCANO_CRD "tests/e2e/volcano-podgroup-crd.yaml"
+/* team-a's PodGroups in the API server, and pg1 there */
+#define VOLCANO_PGS "/apis/scheduling.volcano.sh/v1beta1/namespaces/team-a/podgroups"
+#define VOLCANO_PG1 VOLCANO_PGS "/pg1"
 
 /* May gpuschedd's service account @verb ("list", "watch") Volcano's PodGroups, by the
  * ClusterRole of deploy/gpuschedd.yaml? Asks the API server's own authorizer. */
@@ -264,39 +283,65 @@ static int gsd_may(const char *verb)
 }
 
 /* GET /v1/podgroups/team-a/@name of gpuschedd (as team-a), asked every 50 ms up to BIND_MS
- * until it answers @want (200, 404) and, for 200, its "members" is @members (-1: any). Return:
- * the last answer's JSON (new reference; NULL for 404); fails when @want never came. */
-static json_t *gsd_podgroup(const char *name, long want, int members)
+ * until it answers @want (200, 404) and, for 200, its count @count ("members", "running"; NULL:
+ * any) is @n. Return: the last answer's JSON (new reference; NULL for 404); fails when @want
+ * never came. */
+static json_t *gsd_podgroup(const char *name, long want, const char *count, int n)
 {
     char path[128];
     snprintf(path, sizeof(path), "/v1/podgroups/team-a/%s", name);
     for (int waited = 0;; waited += 50) {
         struct kanswer a;
         assert_int_equal(kc_gsd(&kc, "GET", path, KC_TOKEN_TEAM_A, NULL, &a), 0);
-        json_int_t m = json_integer_value(json_object_get(a.json, "members"));
-        if (a.status == want && (want != 200 || members < 0 || m == members)) {
+        const json_t *m = count ? json_object_get(a.json, count) : NULL;
+        if (a.status == want && (want != 200 || !count || json_integer_value(m) == n)) {
             json_t *j = want == 200 ? json_incref(a.json) : NULL;
             kc_answer_free(&a);
             return j;
         }
         if (waited >= BIND_MS)
-            fail_msg("GET %s: %ld %s, want %ld (members %d; logs in %s)", path, a.status,
-                     a.body ? a.body : "", want, members, kc.dir);
+            fail_msg("GET %s: %ld %s, want %ld (%s %d; logs in %s)", path, a.status,
+                     a.body ? a.body : "", want, count ? count : "-", n, kc.dir);
         kc_answer_free(&a);
         kc_sleep_ms(50);
     }
 }
 
-/* Four 2-GPU pods g0..g3 of team-a naming PodGroup pg1, as test_gang makes them. */
-static void gang_pods(void)
+/* The control plane with Volcano's PodGroup CRD installed before gpuschedd starts, and
+ * namespaces team-a and team-b; gpuschedd's ClusterRole lets it list and watch PodGroups. */
+static void up_volcano(void)
 {
-    char name[16];
-    const char *group =
-        "{\"metadata\":{\"annotations\":{\"scheduling.k8s.io/group-name\":\"pg1\"}}}";
-    for (int i = 0; i < 4; i++) {
-        snprintf(name, sizeof(name), "g%d", i);
-        assert_int_equal(kc_pod(&kc, "team-a", name, "{\"nvidia.com/gpu\": 2}", group), 0);
+    if (kc_start_crd(&kc, three_boards, VOLCANO_CRD)) {
+        kc_stop(&kc);
+        fail_msg("the control plane did not start (set GS_E2E_KEEP=1 to keep its logs)");
     }
+    assert_int_equal(kc_namespace(&kc, "team-a"), 0);
+    assert_int_equal(kc_namespace(&kc, "team-b"), 0);
+    assert_true(gsd_may("list"));
+    assert_true(gsd_may("watch"));
+}
+
+/* PodGroup pg1 of team-a (minMember 4) created in the API server, as a Volcano user creates
+ * it; it reaches gpuschedd with the queue the CRD defaults. */
+static void kube_podgroup(void)
+{
+    assert_int_equal(kc_api_ok(&kc, "POST", VOLCANO_PGS,
+                               "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":"
+                               "\"PodGroup\",\"metadata\":{\"name\":\"pg1\"},\"spec\":{"
+                               "\"minMember\":4}}",
+                               201),
+                     0);
+    struct kanswer a;
+    assert_int_equal(kc_api(&kc, "GET", VOLCANO_PG1, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    /* the API server wrote in the queue the CRD defaults: gpuschedd takes that field too */
+    const char *q = json_string_value(json_object_get(json_object_get(a.json, "spec"), "queue"));
+    assert_string_equal(q ? q : "(none)", "default");
+    kc_answer_free(&a);
+    json_t *g = gsd_podgroup("pg1", 200, NULL, 0);
+    assert_int_equal(json_integer_value(json_object_get(g, "minMember")), 4);
+    assert_string_equal(json_string_value(json_object_get(g, "queue")), "default");
+    json_decref(g);
 }
 
 /*
@@ -310,44 +355,12 @@ static void gang_pods(void)
 static void test_volcano_podgroup(void **state)
 {
     (void)state;
-    if (kc_start_crd(&kc, three_boards, VOLCANO_CRD)) {
-        kc_stop(&kc);
-        fail_msg("the control plane did not start (set GS_E2E_KEEP=1 to keep its logs)");
-    }
-    assert_int_equal(kc_namespace(&kc, "team-a"), 0);
-    assert_int_equal(kc_namespace(&kc, "team-b"), 0);
-    assert_true(gsd_may("list"));
-    assert_true(gsd_may("watch"));
-    char node[64], name[16];
-    bind_one("team-b", "big0", "{\"nvidia.com/gpu\": 8}", NULL, node, sizeof(node));
-    bind_one("team-b", "big1", "{\"nvidia.com/gpu\": 8}", NULL, node, sizeof(node));
-    bind_one("team-b", "small", "{\"nvidia.com/gpu\": 2}", NULL, node, sizeof(node));
-    const char *pgs = "/apis/scheduling.volcano.sh/v1beta1/namespaces/team-a/podgroups";
-    assert_int_equal(kc_api_ok(&kc, "POST", pgs,
-                               "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":"
-                               "\"PodGroup\",\"metadata\":{\"name\":\"pg1\"},\"spec\":{"
-                               "\"minMember\":4}}",
-                               201),
-                     0);
-    json_t *g = gsd_podgroup("pg1", 200, -1);
-    assert_int_equal(json_integer_value(json_object_get(g, "minMember")), 4);
-    /* the queue the API server wrote in: the CRD's default */
-    assert_string_equal(json_string_value(json_object_get(g, "queue")), "default");
-    json_decref(g);
-    gang_pods();
-    stays_pending("team-a", "g3", "gang");
-    for (int i = 0; i < 4; i++) {
-        snprintf(name, sizeof(name), "g%d", i);
-        assert_string_equal(kc_wait_bound(&kc, "team-a", name, 0, node, sizeof(node)), "");
-    }
-    assert_int_equal(kc_delete_pod(&kc, "team-b", "small", 0), 0);
-    assert_int_equal(kc_delete_pod(&kc, "team-b", "big0", 0), 0);
-    for (int i = 0; i < 4; i++) {
-        snprintf(name, sizeof(name), "g%d", i);
-        if (!*kc_wait_bound(&kc, "team-a", name, 2 * BIND_MS, node, sizeof(node)))
-            fail_msg("gang member %s not bound once there was room", name);
-    }
-    g = gsd_podgroup("pg1", 200, 4);
+    char name[16];
+    up_volcano();
+    room_for_three();
+    kube_podgroup();
+    gang_all_or_nothing();
+    json_t *g = gsd_podgroup("pg1", 200, "running", 4); /* bound by gpuschedd: running there */
     assert_string_equal(json_string_value(json_object_get(g, "phase")), "Running");
     json_decref(g);
     /* its pods gone (gpuschedd heard so: no member left), then the PodGroup: one deleted while
@@ -356,11 +369,9 @@ static void test_volcano_podgroup(void **state)
         snprintf(name, sizeof(name), "g%d", i);
         assert_int_equal(kc_delete_pod(&kc, "team-a", name, 0), 0);
     }
-    json_decref(gsd_podgroup("pg1", 200, 0));
-    char path[160];
-    snprintf(path, sizeof(path), "%s/pg1", pgs);
-    assert_int_equal(kc_api_ok(&kc, "DELETE", path, NULL, 200), 0);
-    assert_null(gsd_podgroup("pg1", 404, -1));
+    json_decref(gsd_podgroup("pg1", 200, "members", 0));
+    assert_int_equal(kc_api_ok(&kc, "DELETE", VOLCANO_PG1, NULL, 200), 0);
+    assert_null(gsd_podgroup("pg1", 404, NULL, 0));
     assert_true(kc_log_has(&kc.gsd, "podgroup deleted in the API server: deleted"));
     /* the CRD came first: gpuschedd never had to wait for it */
     assert_false(kc_log_has(&kc.gsd, "PodGroups not served"));
