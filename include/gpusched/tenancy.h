@@ -312,6 +312,14 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
                           int32_t *scored, const char **why);
 void gs_tenancy_probe_free(struct gs_tenancy_probe *pr);
 /*
+ * gs_tenancy_probe_gang_lacking() - the members the probed pod's gang lacks to be ready, as
+ * Volcano's gang plugin counts them (running or Succeeded: minMember, and each task's
+ * minTaskMember), the probed pod among them; 0 for a pod of no gang (or whose tenant turns gangs
+ * off) or one whose gang is ready. O(1); O(members x tasks) with minTaskMember.
+ */
+int32_t gs_tenancy_probe_gang_lacking(const struct gs_tenancy *t,
+                                      const struct gs_tenancy_probe *pr);
+/*
  * gs_tenancy_probe_nodes() - gs_tenancy_probe_node() of each of the @n nodes @node (indexes; one
  * below 0 is skipped, its entries untouched) into @scored[i] (0..1000 it fits; -1 it does not,
  * with @why[i] as gs_tenancy_probe_node() gives it): the same answers, a node asked about before

@@ -877,16 +877,76 @@ static void fail_all(const struct ext_args *a, const char *reason, int64_t *sc, 
 }
 
 /*
- * Whether filter should hand pod @spec to the scheduler (nominate it): it fits no node of @a,
- * of which at least one is in the inventory, admission takes it (@admitted), it is no PodGroup's
- * member (gangs bind through kube-scheduler member by member) and the daemon holds no pod of its
- * name, or only an earlier one nominated under another UID (deleted and made again).
+ * Whether member @spec of a gang must bind with its mates (@pr: its probe): its gang lacks more
+ * members than this one to be ready, and gpuschedd does not hold it placed already. Bound one by
+ * one as kube-scheduler binds, the room the later members need could go to another pod between
+ * two binds, and the gang would hold half its cards waiting; so the scheduler places all of
+ * them at once, as it places a gang of POST /v1/pods, and filter offers each its node then.
+ */
+static int binds_together(struct gsd_state *st, const struct gsd_podspec *spec,
+                          const struct gs_tenancy_probe *pr)
+{
+    if (!pr || !spec->s.group[0] || gs_tenancy_probe_gang_lacking(st->sched.tn, pr) < 2)
+        return 0;
+    const struct gsd_pod *p = gsd_pod_find(st, spec->ns, spec->name);
+    return !p || p->state != GSD_RUNNING;
+}
+
+/*
+ * Whether pod @spec names a PodGroup gpuschedd holds none of while it follows the API server's
+ * (kubernetes.podGroups, syncSeconds > 0): the pod is held then (nominated), parked in the
+ * scheduler until the PodGroup comes, as POST /v1/pods parks one, and nudged once placed, so it
+ * need not wait for kube-scheduler to try it again. @why (@cap bytes): what every node fails
+ * with instead of "is not defined", saying when the API server's PodGroup was refused.
+ */
+static int awaits_group(struct gsd_state *st, const struct gsd_podspec *spec, char *why, size_t cap)
+{
+    const struct gsd_kube *k = st->cfg->kube;
+    char key[GSD_KEY_MAX];
+    if (!spec->s.group[0] || !k || !k->podgroups || !k->sync_us ||
+        gsd_group_find(st, spec->ns, spec->s.group) ||
+        gsd_group_of_files(st->cfg, spec->ns, spec->s.group))
+        return 0;
+    snprintf(key, sizeof(key), "%s/%s", spec->ns, spec->s.group);
+    snprintf(why, cap,
+             json_object_get(st->kube_refused, key)
+                 ? "PodGroup %s was refused by gpuschedd (its log says why: \"PodGroup of the API "
+                   "server refused\"); gpusched's scheduler holds this pod (nominated) until it "
+                   "is taken"
+                 : "PodGroup %s does not exist yet: gpusched's scheduler holds this pod "
+                   "(nominated) until it is made",
+             key);
+    return 1;
+}
+
+/* Every node @a passes fails instead, with @why (@cap bytes) saying gang member @spec waits for
+ * its mates in gpuschedd's scheduler (nominated); the others keep their reasons. */
+static void hold_for_mates(const struct gsd_podspec *spec, const struct ext_args *a, int64_t *sc,
+                           const char **why, char *reason, size_t cap)
+{
+    snprintf(reason, cap,
+             "gang %.253s: its members bind together; gpusched's scheduler holds this one "
+             "(nominated) and places it with the others once all can run",
+             spec->s.group);
+    for (size_t i = 0; i < a->n; i++)
+        if (sc[i] >= 2) {
+            sc[i] = GS_UNSCHEDULABLE;
+            why[i] = reason;
+        }
+}
+
+/*
+ * Whether filter should hand pod @spec to the scheduler (nominate it): admission takes it
+ * (@admitted), at least one node of @a is in the inventory, and it fits none of them, or it is
+ * a gang member that binds with its mates (@together, binds_together()), which every node failed
+ * (a PodGroup's member that binds alone is placed by kube-scheduler); and the daemon holds no
+ * pod of its name, or only an earlier one nominated under another UID (deleted and made again).
  */
 static int to_nominate(struct gsd_state *st, const struct gsd_podspec *spec,
-                       const struct ext_args *a, const int64_t *sc, int admitted)
+                       const struct ext_args *a, const int64_t *sc, int admitted, int together)
 {
     int known = 0; /* kube-scheduler's filters left no node gpusched holds: not ours to place */
-    if (!admitted || spec->s.group[0])
+    if (!admitted || (spec->s.group[0] && !together))
         return 0;
     for (size_t i = 0; i < a->n; i++) {
         if (sc[i] >= 2)
@@ -1114,7 +1174,8 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             gsd_log("warn", "prioritize: bad pod", "error", err, NULL);
         }
     } else {
-        char held[GSD_REASON_MAX], key[GSD_KEY_MAX];
+        char held[GSD_REASON_MAX], key[GSD_KEY_MAX], mates[GSD_REASON_MAX];
+        int together = 0;
         struct gs_tenancy_probe *pr = NULL;
         sc = malloc((a.n ? a.n : 1) * sizeof(*sc));
         why = malloc((a.n ? a.n : 1) * sizeof(*why));
@@ -1130,12 +1191,18 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             fail_all(&a, alien, sc, why);
         else if (score_all(st, spec, &a, memo, !is_filter, sc, why, held, sizeof(held), &pr))
             o.oom = 1;
+        if (!o.oom && is_filter && (together = binds_together(st, spec, pr)))
+            hold_for_mates(spec, &a, sc, why, mates, sizeof(mates));
+        else if (!o.oom && is_filter && !pr && !alien &&
+                 (together = awaits_group(st, spec, held, sizeof(held))))
+            fail_all(&a, held, sc, why);
         if (!o.oom && is_filter)
             write_filter(st, &a, sc, why, first_error(&a), &o);
         else if (!o.oom)
             write_priorities(&a, sc, &o);
         /* an answer in Error changes nothing: kube-scheduler drops it */
-        if (is_filter && !o.oom && !first_error(&a)[0] && to_nominate(st, spec, &a, sc, pr != NULL))
+        if (is_filter && !o.oom && !first_error(&a)[0] &&
+            to_nominate(st, spec, &a, sc, pr || together, together))
             snprintf(r->nominate, sizeof(r->nominate), "%s/%s", spec->ns, spec->name);
         gs_tenancy_probe_free(pr);
         if (spec == &own)

@@ -2021,6 +2021,27 @@ static void bind_ok(const char *name, const char *node)
     free(err);
 }
 
+/* Member team-a/@name of @group, held by gpuschedd's scheduler (nominated): once the PATCH
+ * nudging it comes, filter passes its node alone, where it binds; that node into @node (64
+ * bytes). */
+static void nudged_then_bound(const char *group, const char *name, char *node)
+{
+    char why[256], path[96];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/team-a/pods/%s", name);
+    for (int k = 0; k < 300 && !fake_got("PATCH", path); k++)
+        usleep(50000);
+    assert_int_equal(fake_got("PATCH", path), 1);
+    json_t *b = fake_body("PATCH", path);
+    const char *n = json_string_value(
+        json_object_get(json_object_get(json_object_get(b, "metadata"), "annotations"),
+                        "gpusched.io/nominated-node"));
+    assert_non_null(n);
+    snprintf(node, 64, "%s", n);
+    json_decref(b);
+    assert_int_equal(member_filter(group, name, why), 1);
+    bind_ok(name, node);
+}
+
 /*
  * PodGroups of the API server (Volcano's CRD) are gangs with no POST /v1/podgroups: one listed
  * is known to filter and placed all or nothing; one refused (a field gpuschedd does not apply)
@@ -2055,11 +2076,17 @@ static void test_podgroups_followed(void **state)
     assert_int_equal(member_filter("kt", "kt-0", why), 0);
     if (!strstr(why, "gang kt: 3 members"))
         fail_msg("filter of a member of kt: %s", why);
-    /* two can: each member is passed, and binds */
-    assert_int_equal(member_filter("kg2", "kg2-0", why), 2);
-    bind_ok("kg2-0", "n-a100-0");
-    assert_int_equal(member_filter("kg2", "kg2-1", why), 1);
-    bind_ok("kg2-1", "n-a100-1");
+    /* two can, but bound one by one another pod could take the second's room between the two
+     * binds: each is held (nominated) until both are, then placed at once and nudged, and
+     * filter passes each its own node alone */
+    assert_int_equal(member_filter("kg2", "kg2-0", why), 0);
+    if (!strstr(why, "gang kg2: its members bind together"))
+        fail_msg("filter of a member of kg2: %s", why);
+    assert_int_equal(member_filter("kg2", "kg2-1", why), 0);
+    char node[2][64];
+    nudged_then_bound("kg2", "kg2-0", node[0]);
+    nudged_then_bound("kg2", "kg2-1", node[1]);
+    assert_string_not_equal(node[0], node[1]);
     /* a watch: one added, the refused one fixed, a status change of it alone not tried again */
     group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP(
         "team-a", "kbad", 1,
@@ -2195,6 +2222,44 @@ static void test_podgroups_junk(void **state)
     reload_kubernetes(section);
 }
 
+/*
+ * A member filtered before its PodGroup is made (pods and PodGroup come in any order) is held
+ * in gpuschedd's scheduler, not failed as undefined: once the PodGroup comes, it is placed and
+ * nudged, with no wait for kube-scheduler to try it again. A member of a PodGroup gpuschedd
+ * refused says so.
+ */
+static void test_podgroups_member_first(void **state)
+{
+    (void)state;
+    char section[512], why[256];
+    fake_reset();
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.groups, sizeof(f.groups), "%s",
+             "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[]}");
+    pthread_mutex_unlock(&f.mu);
+    follow_pods(section, sizeof(section), 5, 300);
+    assert_true(fake_count(&f.group_lists, 1) >= 1);
+    sleep(3); /* the last test's PodGroup watch, 2 s at most here, must not take the events */
+    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP(
+        "team-a", "kr", 1, ",\"networkTopology\":{\"mode\":\"hard\"}") "}\n");
+    assert_true(log_count_reaches("team-a/kr", 1) >= 1);
+    assert_int_equal(member_filter("kr", "kr-0", why), 0);
+    if (!strstr(why, "PodGroup team-a/kr was refused by gpuschedd"))
+        fail_msg("filter of kr-0: %s", why);
+    char path[] = "/api/v1/namespaces/team-a/pods/kf-0";
+    assert_int_equal(member_filter("kf", "kf-0", why), 0);
+    if (!strstr(why, "PodGroup team-a/kf does not exist yet"))
+        fail_msg("filter of kf-0: %s", why);
+    usleep(500000);
+    assert_int_equal(fake_got("PATCH", path), 0); /* held, not placed */
+    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kf", 1, "") "}\n");
+    char node[64];
+    nudged_then_bound("kf", "kf-0", node);
+    *strstr(section, "  syncSeconds: 300") = '\0';
+    strcat(section, "  syncSeconds: 0\n");
+    reload_kubernetes(section);
+}
+
 /* An API server without Volcano's CRD (404 on PodGroups): said once, the pods followed still,
  * nothing else; podGroups: false asks nothing. */
 static void test_podgroups_not_served(void **state)
@@ -2266,6 +2331,7 @@ int main(void)
         cmocka_unit_test(test_podgroups_posted_first),
         cmocka_unit_test(test_podgroups_not_served),
         cmocka_unit_test(test_podgroups_junk),
+        cmocka_unit_test(test_podgroups_member_first),
     };
     return cmocka_run_group_tests(tests, setup, teardown) +
            cmocka_run_group_tests(podgroups, setup, teardown) +

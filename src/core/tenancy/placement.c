@@ -1296,6 +1296,12 @@ void gs_tenancy_probe_free(struct gs_tenancy_probe *pr)
     free(pr);
 }
 
+int32_t gs_tenancy_probe_gang_lacking(const struct gs_tenancy *t, const struct gs_tenancy_probe *pr)
+{
+    int32_t n = pr->p.group >= 0 ? gs__tn_gang_lacking(t, pr->p.group) : 0;
+    return n > 0 ? n : 0;
+}
+
 /*
  * Could the probed pod's gang run now? kube-scheduler places one member at a time, so a member
  * passes only while its PodGroup's minResources pass the enqueue check (which admits it) and
