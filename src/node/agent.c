@@ -203,6 +203,8 @@ static long http(const struct agent *a, const char *method, const char *path, co
     return status;
 }
 
+/* The first line of file @path, without its line break, into @buf (@n bytes). Return: 0; -EINVAL
+ * when it is empty; -errno when it cannot be read (-ENOENT: no such file, -EISDIR: a folder). */
 static int read_line(const char *path, char *buf, size_t n)
 {
     FILE *f = fopen(path, "r");
@@ -210,17 +212,12 @@ static int read_line(const char *path, char *buf, size_t n)
         return -errno;
     buf[0] = '\0';
     char *r = fgets(buf, (int)n, f);
+    int err = !r && ferror(f) ? errno : 0; /* a folder opens, but its read fails (EISDIR) */
     fclose(f);
+    if (err)
+        return -err;
     buf[strcspn(buf, "\r\n")] = '\0';
     return r && buf[0] ? 0 : -EINVAL;
-}
-
-/* @s (NULL: none) without its trailing whitespace. */
-static void rtrim(char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    while (n > 0 && strchr(" \t\r\n", s[n - 1]))
-        s[--n] = '\0';
 }
 
 /* Is @tok (NULL: none) a token the agent can send and keep: a bearer token that fits? */
@@ -230,91 +227,161 @@ static int token_ok(const char *tok)
            gs_bearer_token_ok(tok, strlen(tok));
 }
 
-/*
- * The node's own token: from the state folder, else by registering with the bootstrap token (the
- * token is then kept there, mode 0600). With a token, the registration is sent again with it, so
- * gpuschedd sees the inventory of this start. Return: 0; -1 after saying why.
- */
-static int register_node(struct agent *a)
+/* gpuschedd's reason for refusing a request: the "error" string of its JSON answer @resp (NULL:
+ * none), into @buf (@n bytes). The body itself is never said, as an answer may carry a token (a
+ * registration's does); nor is a reason that quotes the node's or the bootstrap token.
+ * Return: @buf. */
+static const char *server_reason(const struct agent *a, const char *resp, char *buf, size_t n)
 {
-    char path[600], *resp = NULL;
-    snprintf(path, sizeof(path), "%s/token", a->o.state_dir);
+    json_t *j = resp ? json_loads(resp, 0, NULL) : NULL;
+    const char *e = json_string_value(json_object_get(j, "error"));
+    if (!e)
+        snprintf(buf, n, "no reason given (the answer holds no JSON \"error\")");
+    else if ((a->token[0] && strstr(e, a->token)) || (a->o.boot[0] && strstr(e, a->o.boot)))
+        snprintf(buf, n, "a reason that quotes a token, not shown");
+    else
+        snprintf(buf, n, "%s", e);
+    json_decref(j);
+    return buf;
+}
+
+/* The registration's body: the GPU count, the catalog model where discovery names one, and the
+ * topology tree (gpusched topo --json's form). Return: a JSON text to free(); NULL without
+ * memory. */
+static char *reg_body(const struct agent *a)
+{
     int model = a->topo->ngpus ? gs_catalog_find_product(a->topo->gpu[0].name) : -1;
-    json_t *topo = json_object();
+    json_t *topo = NULL;
     char *tree = NULL;
     size_t tn = 0;
     FILE *mem = open_memstream(&tree, &tn);
     if (mem) {
         gs_topo_write(mem, a->topo, GS_TOPO_JSON, a->o.node, NULL, NULL);
         fclose(mem);
-        json_decref(topo);
         topo = json_loads(tree ? tree : "{}", 0, NULL);
         free(tree);
     }
     json_t *reg =
         json_pack("{s:i, s:o}", "gpus", a->topo->ngpus, "topology", topo ? topo : json_object());
-    if (model >= 0)
+    if (reg && model >= 0)
         json_object_set_new(reg, "gpuModel", json_string(gs_catalog_at(model)->name));
-    char *body = json_dumps(reg, JSON_COMPACT), url[300];
+    char *body = reg ? json_dumps(reg, JSON_COMPACT) : NULL;
     json_decref(reg);
+    return body;
+}
+
+/* Keeps the node's token @tok in file @path (mode 0600), on disk before it returns: gpuschedd
+ * issues it once. Return: 0; -errno. */
+static int keep_token(const char *path, const char *tok)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return -e;
+    }
+    if (fprintf(f, "%s\n", tok) < 0 || fflush(f) || fsync(fd)) {
+        int e = errno;
+        fclose(f);
+        return -e;
+    }
+    return fclose(f) ? -errno : 0;
+}
+
+/* A registration of the node gpuschedd did not take: @st, http()'s status (0: no answer), and
+ * @resp, its body (curl's reason without an answer; NULL: none), which is freed. Said with the
+ * reason only, never the body. Return: -1. */
+static int register_failed(const struct agent *a, long st, char *resp)
+{
+    char why[512];
+    if (st == 0)
+        say("cannot reach gpuschedd at %s to register node %s: %s", a->o.server, a->o.node,
+            resp ? resp : "no answer");
+    else
+        say("gpuschedd refused to register node %s (HTTP %ld): %s", a->o.node, st,
+            server_reason(a, resp, why, sizeof(why)));
+    free(resp);
+    return -1;
+}
+
+/* The first registration, with the bootstrap token, of the JSON @body at @url: gpuschedd answers
+ * 201 Created with the node's token, which is kept in file @path. Return: 0; -1 after saying why
+ * (never the token: a node registered but whose token is lost needs an admin). */
+static int register_first(struct agent *a, const char *url, const char *body, const char *path)
+{
+    char *resp = NULL;
+    long st = http(a, "POST", url, a->o.boot, body, &resp);
+    if (st < 200 || st >= 300)
+        return register_failed(a, st, resp);
+    json_t *j = json_loads(resp, 0, NULL);
+    free(resp);
+    const char *tok = json_string_value(json_object_get(j, "token"));
+    /* a registration by bootstrap token makes a node token (201 Created): any other success
+     * without one would leave the agent sending nothing */
+    if (st != 201 || !token_ok(tok)) {
+        say("gpuschedd's answer to registering node %s (HTTP %ld) holds no valid \"token\" "
+            "(a bearer token, 1..%zu letters, digits and -._~+/, with 201 Created)",
+            a->o.node, st, sizeof(a->token) - 1);
+        json_decref(j);
+        return -1;
+    }
+    memcpy(a->token, tok, strlen(tok) + 1);
+    json_decref(j);
+    int rc = keep_token(path, a->token);
+    if (rc)
+        say("node %s registered, but the token could not be kept in %s: %s; an admin must "
+            "register the node again and put its new token in %s",
+            a->o.node, a->o.state_dir, strerror(-rc), path);
+    return rc ? -1 : 0;
+}
+
+/*
+ * The node's own token: from the state folder, else by registering with the bootstrap token (the
+ * token is then kept there, mode 0600). With a token, the registration is sent again with it, so
+ * gpuschedd sees the inventory of this start. A token file that is there but cannot be read is
+ * said before anything is sent. Return: 0; -1 after saying why.
+ */
+static int register_node(struct agent *a)
+{
+    char path[600], url[300];
+    snprintf(path, sizeof(path), "%s/token", a->o.state_dir);
     snprintf(url, sizeof(url), "/v1/nodes/%s/register", a->o.node);
-    int have = read_line(path, a->token, sizeof(a->token)) == 0;
-    if (have && !token_ok(a->token)) {
+    int rc = read_line(path, a->token, sizeof(a->token));
+    if (rc && rc != -ENOENT && rc != -EINVAL) { /* empty (-EINVAL) or missing: none yet */
+        say("%s: %s", path, strerror(-rc));
+        return -1;
+    }
+    if (!rc && !token_ok(a->token)) {
         say("%s: not a node token (a bearer token, 1..%zu letters, digits and -._~+/); remove "
             "it to register again with the bootstrap token",
             path, sizeof(a->token) - 1);
-        free(body);
         return -1;
     }
-    long st = 0;
-    if (!have) {
-        if (!a->o.boot[0]) {
-            say("no token in %s and no bootstrap token (--bootstrap-token-file)", path);
-            free(body);
-            return -1;
-        }
-        st = http(a, "POST", url, a->o.boot, body, &resp);
-        json_t *j = st >= 200 && st < 300 ? json_loads(resp, 0, NULL) : NULL;
-        const char *tok = json_string_value(json_object_get(j, "token"));
-        /* a registration by bootstrap token makes a node token (201 Created): any other success
-         * without one would leave the agent sending nothing */
-        if (st >= 200 && st < 300 && (st != 201 || !token_ok(tok))) {
-            say("gpuschedd's answer to registering node %s (HTTP %ld) holds no valid \"token\" "
-                "(a bearer token, 1..%zu letters, digits and -._~+/, with 201 Created)",
-                a->o.node, st, sizeof(a->token) - 1);
-            json_decref(j);
-            free(resp);
-            free(body);
-            return -1;
-        } else if (tok) {
-            memcpy(a->token, tok, strlen(tok) + 1);
-            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-            FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-            if (!f || fprintf(f, "%s\n", a->token) < 0 || fclose(f)) {
-                say("%s: cannot keep the node's token: %s", path, strerror(errno));
-                st = 0;
-            }
-        }
-        json_decref(j);
+    if (rc && !a->o.boot[0]) {
+        say("no token in %s and no bootstrap token (--bootstrap-token-file)", path);
+        return -1;
+    }
+    if (rc)
+        a->token[0] = '\0';
+    char *body = reg_body(a), *resp = NULL;
+    if (!body) {
+        say("registering node %s: out of memory", a->o.node);
+        return -1;
+    }
+    if (rc) {
+        rc = register_first(a, url, body, path);
     } else {
-        st = http(a, "POST", url, a->token, body, &resp);
+        long st = http(a, "POST", url, a->token, body, &resp);
+        rc = st == 200 || st == 201 ? 0 : register_failed(a, st, resp);
+        if (!rc)
+            free(resp);
     }
     free(body);
-    if (st == 0) {
-        say("cannot reach gpuschedd at %s to register node %s: %s", a->o.server, a->o.node,
-            resp ? resp : "no answer");
-        free(resp);
-        return -1;
-    } else if (st != 200 && st != 201) {
-        rtrim(resp); /* gpuschedd's error body ends in a line break, not part of the reason */
-        say("gpuschedd refused to register node %s (HTTP %ld): %s", a->o.node, st,
-            resp ? resp : "no answer");
-        free(resp);
-        return -1;
-    }
-    free(resp);
-    say("node %s registered with %s: %d GPUs", a->o.node, a->o.server, a->topo->ngpus);
-    return 0;
+    if (!rc)
+        say("node %s registered with %s: %d GPUs", a->o.node, a->o.server, a->topo->ngpus);
+    return rc;
 }
 
 /* ---- MIG: the instances gpuschedd placed pods on ---- */
@@ -727,8 +794,9 @@ static int check_files(struct opts *o)
     return 0;
 }
 
-/* A folder given by @flag: NVML discovery reads each card's NUMA node and CPU list under it, and
- * would go on without them where the folder is not there. Return: 0; -1 after saying why. */
+/* A folder given by @flag (--sysfs: NVML discovery reads each card's NUMA node and CPU list under
+ * it, and would go on without them where the folder is not there). Return: 0; -1 after saying
+ * why. */
 static int check_dir(const char *flag, const char *path)
 {
     struct stat st;
@@ -738,6 +806,25 @@ static int check_dir(const char *flag, const char *path)
     }
     if (!S_ISDIR(st.st_mode)) {
         say("%s %s: not a folder", flag, path);
+        return -1;
+    }
+    return 0;
+}
+
+/* --state-dir @dir, where the node's token and device state are kept: made (mode 0700) where it
+ * is missing, else a folder the agent can write. Checked before anything is sent: a registration
+ * whose token cannot be kept leaves the node registered, and the bootstrap token refused for it.
+ * Return: 0; -1 after saying why. */
+static int check_state_dir(const char *dir)
+{
+    if (mkdir(dir, 0700) && errno != EEXIST) {
+        say("--state-dir %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (check_dir("--state-dir", dir))
+        return -1;
+    if (access(dir, W_OK | X_OK)) {
+        say("--state-dir %s: %s", dir, strerror(errno));
         return -1;
     }
     return 0;
@@ -978,7 +1065,7 @@ static int parse(int argc, char **argv, struct opts *o)
         o->node = discover_label(o->node, from);
     else if (check_node(o->node, from))
         return -2;
-    if (!o->discover_only && (check_server(o) || check_files(o)))
+    if (!o->discover_only && (check_server(o) || check_files(o) || check_state_dir(o->state_dir)))
         return -2;
     o->disc.log = open_log(); /* each source passed over, and why: --discover's too */
     return 0;
@@ -1032,10 +1119,6 @@ int main(int argc, char **argv)
         return rc ? 1 : 0;
     }
     say("found %d GPUs through %s", a.topo->ngpus, gs_discover_source_name(src));
-    if (mkdir(a.o.state_dir, 0700) && errno != EEXIST) {
-        say("%s: %s", a.o.state_dir, strerror(errno));
-        return 1;
-    }
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;

@@ -1010,16 +1010,17 @@ static void test_odd_registration(void **state)
         assert_int_equal(access(tok, F_OK), -1);
         t_run_free(&r);
     }
-    /* a refusal's body ends in a line break: the message ends with the reason, not "\x0a" */
+    /* a refusal is said with gpuschedd's reason (its body's "error", which ends the line), not
+     * its body, which may carry a token */
     pid_t pid = t_odd_server(1, 409, "{\"error\": \"gpus: 4, the inventory says 8\"}\n", server);
     struct t_run r;
     t_run(argv, &r);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    if (!strstr(r.err, "the inventory says 8\"}\n") || strstr(r.err, "\\x0a"))
+    if (!strstr(r.err, "the inventory says 8\n") || strstr(r.err, "\\x0a"))
         print_error("status %d: %s\n", r.status, r.err);
     assert_int_equal(r.status, 1);
-    assert_non_null(strstr(r.err, "(HTTP 409): {\"error\": \"gpus: 4, the inventory says 8\"}\n"));
+    assert_non_null(strstr(r.err, "(HTTP 409): gpus: 4, the inventory says 8\n"));
     assert_null(strstr(r.err, "\\x0a"));
     assert_non_null(strstr(r.err, "gpusched-agent: discovery: "));
     t_run_free(&r);
@@ -1044,6 +1045,69 @@ static void test_odd_registration(void **state)
     agent_says(1, "not a node token",
                (const char *[]){"--node", NODE, "--state-dir", sd, "--nvml-lib", "/nonexistent",
                                 "--nvidia-smi", smi, NULL});
+}
+
+/* Runs the agent with @argv against a server that answers its one request with HTTP @status and
+ * @body; its exit status must be @code, its standard error hold @want and never "node-secret",
+ * the token the answers carry. */
+static void agent_answered(const char **argv, char *server, int status, const char *body, int code,
+                           const char *want)
+{
+    pid_t pid = t_odd_server(1, status, body, server);
+    struct t_run r;
+    t_run(argv, &r);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    if (r.status != code || !strstr(r.err, want) || strstr(r.err, "node-secret"))
+        print_error("want %d and \"%s\", got %d: %s\n", code, want, r.status, r.err);
+    assert_int_equal(r.status, code);
+    assert_non_null(strstr(r.err, want));
+    assert_null(strstr(r.err, "node-secret"));
+    t_run_free(&r);
+}
+
+/* --state-dir is checked before anything is sent (a file is refused, exit status 2, naming the
+ * flag): a registration whose token cannot be kept leaves the node registered, and the bootstrap
+ * token refused for it. Where keeping the token fails all the same, the agent says exactly that;
+ * no token, nor an answer or reason holding one, is ever said. */
+static void test_state_dir_checked(void **state)
+{
+    (void)state;
+    char server[64], file[200], sd[200], tok[240], want[600];
+    const char *ok = "{\"node\": \"" NODE "\", \"token\": \"node-secret-0123456789abcdef\"}";
+    snprintf(file, sizeof(file), "%s/state-is-a-file", E.agent_dir);
+    t_write(file, "");
+    const char *argv[] = {getenv("GPUSCHED_AGENT_BIN"),
+                          "--server",
+                          server,
+                          "--node",
+                          NODE,
+                          "--bootstrap-token-file",
+                          E.boot,
+                          "--state-dir",
+                          file,
+                          "--no-device-plugin",
+                          HWLOC_ONLY,
+                          NULL};
+    snprintf(want, sizeof(want), "--state-dir %s: not a folder", file);
+    agent_answered(argv, server, 201, ok, 2, want);
+    /* its token file a link into a folder that is not there: registered, then not kept */
+    snprintf(sd, sizeof(sd), "%s/state-lost-token", E.agent_dir);
+    snprintf(tok, sizeof(tok), "%s/token", sd);
+    mkdir(sd, 0700);
+    assert_int_equal(symlink("gone/token", tok), 0);
+    argv[8] = sd;
+    snprintf(want, sizeof(want),
+             "node " NODE " registered, but the token could not be kept in %s: No such file or "
+             "directory; an admin must register the node again",
+             sd);
+    agent_answered(argv, server, 201, ok, 1, want);
+    /* a refusal is said with its reason, not its body, and a reason quoting a token not at all */
+    agent_answered(argv, server, 403,
+                   "{\"error\": \"node " NODE " is registered\", \"token\": \"node-secret-1\"}", 1,
+                   "(HTTP 403): node " NODE " is registered\n");
+    agent_answered(argv, server, 403, "{\"error\": \"" BOOT " is not node-secret-2\"}", 1,
+                   "(HTTP 403): a reason that quotes a token, not shown\n");
 }
 
 /* Occurrences of @needle in the agent's log. */
@@ -1272,6 +1336,7 @@ int main(void)
         cmocka_unit_test(test_usage_hint),
         cmocka_unit_test(test_discover_label),
         cmocka_unit_test(test_odd_registration),
+        cmocka_unit_test(test_state_dir_checked),
         cmocka_unit_test(test_kubelet_gone),
         cmocka_unit_test(test_nvml_machines_register),
         cmocka_unit_test(test_discover_says_fallbacks),
