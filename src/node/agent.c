@@ -69,9 +69,16 @@ struct opts {
     char boot[161]; /* the bootstrap token file's line, checked at start; "" when not given */
 };
 
+/* A request the agent repeats (a heartbeat, the read of the bound pods): its last failure, said
+ * once until it changes (report()). */
+struct said {
+    long code;       /* http()'s return for it; 0 while the request works */
+    char text[1024]; /* the message said */
+};
+
 struct agent {
     struct opts o;
-    char token[128];
+    char token[128]; /* written by the main thread only, under the lock */
     struct gs_topo *topo;
     struct gs_nvml *nvml;
     struct gs_plan *plan;
@@ -80,6 +87,8 @@ struct agent {
     uint32_t unhealthy_sent; /* as ListAndWatch streams last sent it */
     struct gs_plugin *plugin;
     char plan_state[512];
+    struct said beat_said, pods_said;
+    int refused; /* gpuschedd answered 401 to the node's token: nothing is sent until a new one */
 };
 
 static volatile sig_atomic_t stopping;
@@ -162,7 +171,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
     return k;
 }
 
-/* One request to gpuschedd. Return: the HTTP status (0 when it did not answer); *@out the body. */
+/* One request to gpuschedd: @method to @path (under --server) with bearer @token and the JSON
+ * @json (NULL: no body). Return: the HTTP status; -(the CURLcode) when gpuschedd did not answer
+ * (refused, TLS, timed out). *@out (NULL: not wanted): the body to free(), or curl's reason
+ * where there is no answer; NULL when neither. */
 static long http(const struct agent *a, const char *method, const char *path, const char *token,
                  const char *json, char **out)
 {
@@ -190,7 +202,10 @@ static long http(const struct agent *a, const char *method, const char *path, co
     CURLcode rc = curl_easy_perform(c);
     if (rc == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    else if (out) { /* no answer: say why (refused, TLS, timed out) instead of a body */
+    else
+        status = -(long)rc;
+    if (rc != CURLE_OK &&
+        out) { /* no answer: say why (refused, TLS, timed out) instead of a body */
         free(b.p);
         b.p = strdup(why[0] ? why : curl_easy_strerror(rc));
     }
@@ -290,13 +305,13 @@ static int keep_token(const char *path, const char *tok)
     return fclose(f) ? -errno : 0;
 }
 
-/* A registration of the node gpuschedd did not take: @st, http()'s status (0: no answer), and
+/* A registration of the node gpuschedd did not take: @st, http()'s return (< 0: no answer), and
  * @resp, its body (curl's reason without an answer; NULL: none), which is freed. Said with the
  * reason only, never the body. Return: -1. */
 static int register_failed(const struct agent *a, long st, char *resp)
 {
     char why[512];
-    if (st == 0)
+    if (st < 0)
         say("cannot reach gpuschedd at %s to register node %s: %s", a->o.server, a->o.node,
             resp ? resp : "no answer");
     else
@@ -508,6 +523,73 @@ static void mig_sync(struct agent *a, int *changed)
 
 /* ---- the loops ---- */
 
+/* A failed request to gpuschedd, into @buf (@n bytes): @st, http()'s return, and @resp, its body
+ * (curl's reason where there is no answer; NULL: none). A 401 says what to do: the node's token
+ * is refused once an admin registers the node again (which issues a new one) or gpuschedd lost
+ * it. Return: @buf. */
+static const char *failure(const struct agent *a, long st, const char *resp, char *buf, size_t n)
+{
+    char why[400]; /* with the 401's advice and a --state-dir, within a struct said's text */
+    if (st < 0) {
+        snprintf(buf, n, "unreachable: %s", resp ? resp : "no answer");
+        return buf;
+    }
+    server_reason(a, resp, why, sizeof(why));
+    if (st != 401)
+        snprintf(buf, n, "HTTP %ld: %s", st, why);
+    else
+        snprintf(buf, n,
+                 "HTTP 401: %s: gpuschedd refuses the node's token (an admin registered the node "
+                 "again, or gpuschedd lost it): put the node's new token in %s/token (the agent "
+                 "sends nothing until then), or remove that file and restart the agent to "
+                 "register with the bootstrap token",
+                 why, a->o.state_dir);
+    return buf;
+}
+
+/* May the agent send with its token? Not after a 401 (each refusal counts towards gpuschedd's
+ * lockout of the node's address, http.authFailures) until --state-dir/token holds another token:
+ * an admin who registered the node again puts the new one there, and the agent goes on with it.
+ * Return: 1 it may; 0 it waits. */
+static int token_usable(struct agent *a)
+{
+    char path[600], tok[sizeof(a->token)];
+    if (!a->refused)
+        return 1;
+    snprintf(path, sizeof(path), "%s/token", a->o.state_dir);
+    if (read_line(path, tok, sizeof(tok)) || !token_ok(tok) || !strcmp(tok, a->token))
+        return 0;
+    pthread_mutex_lock(&a->lock); /* the Xid thread copies it under the lock */
+    memcpy(a->token, tok, sizeof(tok));
+    pthread_mutex_unlock(&a->lock);
+    a->refused = 0;
+    say("took the node's new token from %s", path);
+    return 1;
+}
+
+/*
+ * The outcome of a request the agent repeats, @what (a heartbeat, the read of the bound pods):
+ * @msg, why it failed (NULL: it worked), with @code, http()'s return. Said once until it changes,
+ * as every sync would say it again: an unreachable gpuschedd is one failure whatever curl's words
+ * (they carry elapsed times), an answer one per status and reason; the first success after a
+ * failure is said once too. After a 401 the agent waits for a new token (token_usable()).
+ */
+static void report(struct agent *a, struct said *s, const char *what, long code, const char *msg)
+{
+    a->refused |= code == 401;
+    if (!msg) {
+        if (s->code)
+            say("%s: works again", what);
+        s->code = 0;
+        return;
+    }
+    if (s->code == code && (code < 0 || !strcmp(s->text, msg)))
+        return;
+    say("%s: %s", what, msg);
+    s->code = code;
+    snprintf(s->text, sizeof(s->text), "%s", msg);
+}
+
 /*
  * The device plugin, registered with kubelet once its socket is there. Tried at every sync: what
  * stands in the way (the socket missing, kubelet not answering) is said once, and again only when
@@ -536,21 +618,29 @@ static void plugin_start(struct agent *a)
     memcpy(said, now, strlen(now) + 1);
 }
 
-/* Pods bound to this node now; the plan, MIG, cgroups and the device plugin follow. */
+/* Pods bound to this node now, once its token is usable; the plan, MIG, cgroups and the device
+ * plugin follow. A failed read is said as report() says it. */
 static void sync_pods(struct agent *a)
 {
     static struct gs_plan_pod pods[GS_PLAN_PODS_MAX];
     char url[300], *resp = NULL;
     struct gs_diag d;
     gs_diag_init(&d);
+    if (!token_usable(a))
+        return;
     snprintf(url, sizeof(url), "/v1/nodes/%s/pods", a->o.node);
     long st = http(a, "GET", url, a->token, NULL, &resp);
     int n = st == 200 && resp ? gs_plan_pods_json(resp, pods, GS_PLAN_PODS_MAX, &d) : -1;
+    char what[400], why[sizeof(a->pods_said.text)];
+    snprintf(what, sizeof(what), "reading the pods bound to %s", a->o.node);
+    if (n < 0 && st == 200)
+        snprintf(why, sizeof(why), "%s", d.msg[0] ? d.msg : "no answer");
+    else if (n < 0)
+        failure(a, st, resp, why, sizeof(why));
     free(resp);
-    if (n < 0) {
-        say("cannot read the pods bound to %s (HTTP %ld) %s", a->o.node, st, d.msg);
+    report(a, &a->pods_said, what, st, n < 0 ? why : NULL);
+    if (n < 0)
         return;
-    }
     int changed = 0;
     pthread_mutex_lock(&a->lock);
     if (gs_plan_set_pods(a->plan, pods, n, &d))
@@ -584,13 +674,18 @@ static void sync_pods(struct agent *a)
     }
 }
 
+/* A heartbeat, once the node's token is usable; its failure said as report() says it. */
 static void beat(struct agent *a)
 {
-    char url[300];
+    char url[300], *resp = NULL, why[sizeof(a->beat_said.text)];
+    if (!token_usable(a))
+        return;
     snprintf(url, sizeof(url), "/v1/nodes/%s/heartbeat", a->o.node);
-    long st = http(a, "POST", url, a->token, "{}", NULL);
+    long st = http(a, "POST", url, a->token, "{}", &resp);
     if (st != 200)
-        say("heartbeat: HTTP %ld", st);
+        failure(a, st, resp, why, sizeof(why));
+    free(resp);
+    report(a, &a->beat_said, "heartbeat", st, st == 200 ? NULL : why);
 }
 
 /* Xid events: a card whose Xid is no application error is reported unhealthy. */
@@ -613,11 +708,19 @@ static void *xid_loop(void *arg)
         snprintf(url, sizeof(url), "/v1/nodes/%s/gpus/%d/health", a->o.node, gpu);
         snprintf(body, sizeof(body), "{\"healthy\": false, \"xid\": %llu}", xid);
         say("GPU %d: Xid %llu: reported unhealthy", gpu, xid);
+        char token[sizeof(a->token)], *resp = NULL, why[sizeof(a->beat_said.text)];
         pthread_mutex_lock(&a->lock);
         a->unhealthy |= 1u << gpu; /* the next sync sends ListAndWatch its devices again */
+        memcpy(token, a->token, sizeof(token)); /* the main thread may take a new one */
         pthread_mutex_unlock(&a->lock);
-        if (http(a, "POST", url, a->token, body, NULL) != 200)
-            say("GPU %d: gpuschedd did not take the health report", gpu);
+        long st = http(a, "POST", url, token, body, &resp);
+        if (st != 200) {
+            pthread_mutex_lock(&a->lock);
+            failure(a, st, resp, why, sizeof(why));
+            pthread_mutex_unlock(&a->lock);
+            say("GPU %d: gpuschedd did not take the health report: %s", gpu, why);
+        }
+        free(resp);
     }
     return NULL;
 }

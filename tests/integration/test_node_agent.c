@@ -1149,6 +1149,106 @@ static void test_kubelet_gone(void **state)
     assert_true(log_count("gpusched-agent: registered nvidia.com/gpu at ") > before);
 }
 
+/* Occurrences of @needle in file @path. */
+static int count_in(const char *path, const char *needle)
+{
+    char *s = t_slurp(path, NULL);
+    int n = 0;
+    for (const char *p = s; p && (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    free(s);
+    return n;
+}
+
+/* gpuschedd gone once the node registered: each repeated request (the heartbeat, the read of the
+ * bound pods) says its failure once, with curl's reason, however many syncs fail after it (a
+ * sync every millisecond). */
+static void test_unreachable_said_once(void **state)
+{
+    (void)state;
+    const char *bin = getenv("GPUSCHED_AGENT_BIN");
+    char server[64], sd[200], log[200], pods[200];
+    snprintf(sd, sizeof(sd), "%s/state-gone", E.agent_dir);
+    snprintf(pods, sizeof(pods), "%s/pods-gone", E.agent_dir);
+    snprintf(log, sizeof(log), "%s/agent-gone.log", E.agent_dir);
+    pid_t srv = t_odd_server(1, 201, "{\"token\": \"node-token-of-gone-0123456789\"}", server);
+    char *argv[] = {(char *)bin,
+                    "--server",
+                    server,
+                    "--node",
+                    NODE,
+                    "--bootstrap-token-file",
+                    E.boot,
+                    "--state-dir",
+                    sd,
+                    "--pod-dir",
+                    pods,
+                    "--no-device-plugin",
+                    "--cdi-dir",
+                    "",
+                    "--cgroup-root",
+                    "",
+                    "--sync-ms",
+                    "1",
+                    "--heartbeat-seconds",
+                    "1",
+                    HWLOC_ONLY,
+                    NULL};
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    waitpid(srv, NULL, 0); /* it answered the registration and is gone */
+    const char *beat = "heartbeat: unreachable: ", *read = "bound to " NODE ": unreachable: ";
+    for (int i = 0; i < 100 && !(count_in(log, beat) && count_in(log, read)); i++)
+        sleep_ms(100);
+    sleep_ms(300); /* a refusal curl words otherwise as the server's socket closes is said too */
+    int beats = count_in(log, beat), reads = count_in(log, read);
+    sleep_ms(1500); /* a thousand syncs, a heartbeat or two */
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    if (!beats || !reads || count_in(log, beat) != beats || count_in(log, read) != reads ||
+        count_in(log, "HTTP 0") || count_in(log, " \n"))
+        fail_msg("said %d, %d then %d, %d times:\n%s", beats, reads, count_in(log, beat),
+                 count_in(log, read), t_slurp(log, NULL));
+}
+
+/* The node's token revoked (an admin registered the node again): the agent says once that
+ * gpuschedd refuses it, with gpuschedd's reason and what to do, sends nothing more (each refusal
+ * counts towards the lockout of its address), and goes on once the new token is in its file. */
+static void test_token_refused(void **state)
+{
+    (void)state;
+    struct answer a;
+    char tokpath[200], token[128];
+    assert_int_equal(
+        h_call(&E.d, "POST", "/v1/nodes/" NODE "/register", TOKEN_ADMIN, "{\"gpus\": 8}", &a), 0);
+    assert_int_equal(a.status, 201);
+    snprintf(token, sizeof(token), "%s\n", json_string_value(json_object_get(a.json, "token")));
+    h_answer_free(&a);
+    const char *refused = "HTTP 401: the bearer token is not valid: gpuschedd refuses the node's "
+                          "token (an admin registered the node again";
+    for (int i = 0; i < 50 && !log_count(refused); i++)
+        sleep_ms(100);
+    sleep_ms(1500); /* ten syncs, a heartbeat */
+    if (log_count(refused) != 1 || log_count("HTTP 401") != 1)
+        fail_msg("said %d times: %s", log_count(refused), t_slurp(E.alog, NULL));
+    snprintf(tokpath, sizeof(tokpath), "%s/token", E.state);
+    t_write(tokpath, token);
+    /* the heartbeat or the read of the pods met the 401, the other sent nothing since: one is
+     * said to work again */
+    for (int i = 0; i < 50 && !log_count(": works again"); i++)
+        sleep_ms(100);
+    assert_int_equal(log_count("took the node's new token from "), 1);
+    assert_int_equal(log_count(": works again"), 1);
+    json_t *n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
+    assert_true(json_is_true(json_object_get(n, "ready")));
+    json_decref(n);
+}
+
 /* Runs the agent on the fake NVML machine @machine (tests/data/node/) as node @node of gpuschedd
  * @d until it says it registered or was refused, or exits; its standard error into @err. */
 static void agent_registers(const struct daemon *d, const char *machine, const char *node,
@@ -1340,6 +1440,8 @@ int main(void)
         cmocka_unit_test(test_kubelet_gone),
         cmocka_unit_test(test_nvml_machines_register),
         cmocka_unit_test(test_discover_says_fallbacks),
+        cmocka_unit_test(test_unreachable_said_once),
+        cmocka_unit_test(test_token_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
