@@ -1041,8 +1041,13 @@ static int parse(int argc, char **argv, struct opts *o)
     o->disc.sysfs = GS_DISCOVER_SYSFS;
     o->fmt = GS_TOPO_HUMAN;
     int c, li = 0, node_given = 0, fmt_flags = 0;
+    unsigned char given[128] = {0}; /* by option letter: none of the agent's options repeats */
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
+        if (c != '?' && c != ':' && c > 0 && c < 128 && given[c]++) {
+            say("--%s given twice: give it once", lo[li].name); /* the last would win unsaid */
+            return -1;
+        }
         /* Paths go into fixed buffers with what the agent adds to them (a node name and
          * --server have their own rules: check_node(), check_server()). */
         if (optarg && c != 'n' && c != 's' && strlen(optarg) > AGENT_ARG_MAX) {

@@ -707,12 +707,14 @@ static void test_not_ready_and_back(void **state)
     assert_true(ready);
 }
 
-/* Runs the agent with @args (NULL-terminated, at most 28) and no gpuschedd to talk to; its
- * exit status must be @status and its standard error hold @want. */
+/* Runs the agent with @args (NULL-terminated, at most 28) and no gpuschedd to talk to (unless
+ * @args give --server); its exit status must be @status and its standard error hold @want. */
 static void agent_says(int status, const char *want, const char *const *args)
 {
     const char *argv[32] = {getenv("GPUSCHED_AGENT_BIN"), "--server", "http://127.0.0.1:1"};
     int n = 3;
+    for (const char *const *a = args; *a; a++)
+        n = strcmp(*a, "--server") ? n : 1; /* a flag given twice is refused */
     for (; *args && n < 31; args++)
         argv[n++] = *args;
     argv[n] = NULL;
@@ -748,6 +750,13 @@ static void test_bad_usage(void **state)
                (const char *[]){"--discover", "--json", "--yaml", NULL});
     agent_says(2, "unknown option \"--bogus\\x07\"", (const char *[]){"--bogus\a", NULL});
     agent_says(2, "missing value for option \"--node\"", (const char *[]){"--node", NULL});
+    /* a flag given twice: the last one won, unsaid */
+    agent_says(2, "--node given twice: give it once",
+               (const char *[]){"--node", "a", "--node", "b", NULL});
+    agent_says(2, "--replicas given twice",
+               (const char *[]){"--replicas", "4", "--replicas", "5", NULL});
+    agent_says(2, "--dry-run given twice", (const char *[]){"--dry-run", "--dry-run", NULL});
+    agent_says(2, "run gpusched-agent --help", (const char *[]){"--json", "--json", NULL});
     /* a server that is no URL was found out only after discovery, as "no answer" */
     agent_says(2, "--server \"\": expected http:// or https:// (gpuschedd's base URL)",
                (const char *[]){"--node", NODE, "--server", "", NULL});
