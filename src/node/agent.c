@@ -964,7 +964,7 @@ static const struct int_flag {
 };
 
 /* --@name's value @arg, an integer in the range int_flags[] gives that flag, into its field of
- * @o. Return: 0; -1 after saying why. */
+ * @o: decimal digits alone, no blank or sign. Return: 0; -1 after saying why. */
 static int int_arg(const char *name, const char *arg, struct opts *o)
 {
     const struct int_flag *f = NULL;
@@ -977,7 +977,8 @@ static int int_arg(const char *name, const char *arg, struct opts *o)
     char *end;
     errno = 0;
     long v = strtol(arg, &end, 10);
-    if (end == arg || *end) {
+    /* digits only: strtol() takes leading blanks and a sign, which "5 " would not get */
+    if (end == arg || *end || !(*arg >= '0' && *arg <= '9')) {
         say("--%s %s: not a number (expected 1..%ld)", name, arg, f->max);
         return -1;
     }

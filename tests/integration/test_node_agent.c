@@ -763,6 +763,10 @@ static void test_bad_usage(void **state)
     /* integers: a word is not a number; a heartbeat past half gpuschedd's grace is refused */
     agent_says(2, "--replicas abc: not a number", (const char *[]){"--replicas", "abc", NULL});
     agent_says(2, "--sync-ms 5x: not a number", (const char *[]){"--sync-ms", "5x", NULL});
+    /* a blank or a sign before the digits is refused as one after them is */
+    agent_says(2, "--replicas  5: not a number", (const char *[]){"--replicas", " 5", NULL});
+    agent_says(2, "--replicas 5 : not a number", (const char *[]){"--replicas", "5 ", NULL});
+    agent_says(2, "--sync-ms +5: not a number", (const char *[]){"--sync-ms", "+5", NULL});
     agent_says(2, "--heartbeat-seconds : not a number",
                (const char *[]){"--heartbeat-seconds", "", NULL});
     agent_says(2, "--replicas 0: out of range", (const char *[]){"--replicas", "0", NULL});
@@ -800,6 +804,10 @@ static void test_bad_usage(void **state)
     t_write(boot, "");
     agent_says(2, "bad-bootstrap: empty: expected a bearer token",
                (const char *[]){"--node", NODE, "--bootstrap-token-file", boot, NULL});
+    /* a folder is no empty file */
+    snprintf(text, sizeof(text), "--bootstrap-token-file %s: Is a directory", E.agent_dir);
+    agent_says(2, text,
+               (const char *[]){"--node", NODE, "--bootstrap-token-file", E.agent_dir, NULL});
     t_write(boot, "bad token with spaces\n");
     agent_says(2, "bad-bootstrap: not a token: expected a bearer token",
                (const char *[]){"--node", NODE, "--bootstrap-token-file", boot, NULL});
