@@ -204,8 +204,8 @@ static long http(const struct agent *a, const char *method, const char *path, co
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     else
         status = -(long)rc;
-    if (rc != CURLE_OK &&
-        out) { /* no answer: say why (refused, TLS, timed out) instead of a body */
+    /* no answer: say why (refused, TLS, timed out) instead of a body */
+    if (rc != CURLE_OK && out) {
         free(b.p);
         b.p = strdup(why[0] ? why : curl_easy_strerror(rc));
     }
@@ -286,7 +286,8 @@ static char *reg_body(const struct agent *a)
 }
 
 /* Keeps the node's token @tok in file @path (mode 0600), on disk before it returns: gpuschedd
- * issues it once. Return: 0; -errno. */
+ * issues it once. A file left half written is removed, since the next start would send it.
+ * Return: 0; -errno. */
 static int keep_token(const char *path, const char *tok)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -297,12 +298,12 @@ static int keep_token(const char *path, const char *tok)
             close(fd);
         return -e;
     }
-    if (fprintf(f, "%s\n", tok) < 0 || fflush(f) || fsync(fd)) {
-        int e = errno;
-        fclose(f);
-        return -e;
-    }
-    return fclose(f) ? -errno : 0;
+    int e = fprintf(f, "%s\n", tok) < 0 || fflush(f) || fsync(fd) ? errno : 0;
+    if (fclose(f) && !e)
+        e = errno;
+    if (e)
+        unlink(path);
+    return -e;
 }
 
 /* A registration of the node gpuschedd did not take: @st, http()'s return (< 0: no answer), and
@@ -548,9 +549,9 @@ static const char *failure(const struct agent *a, long st, const char *resp, cha
 }
 
 /* May the agent send with its token? Not after a 401 (each refusal counts towards gpuschedd's
- * lockout of the node's address, http.authFailures) until --state-dir/token holds another token:
- * an admin who registered the node again puts the new one there, and the agent goes on with it.
- * Return: 1 it may; 0 it waits. */
+ * lockout of the node's address, http.authFailuresPerMinute) until --state-dir/token holds
+ * another token: an admin who registered the node again puts the new one there, and the agent
+ * goes on with it. Return: 1 it may; 0 it waits. */
 static int token_usable(struct agent *a)
 {
     char path[600], tok[sizeof(a->token)];

@@ -1119,6 +1119,12 @@ static void test_state_dir_checked(void **state)
              "directory; an admin must register the node again",
              sd);
     agent_answered(argv, server, 201, ok, 1, want);
+    /* a token file that takes no write (/dev/full) is not left behind for the next start to send */
+    assert_int_equal(unlink(tok), 0);
+    assert_int_equal(symlink("/dev/full", tok), 0);
+    snprintf(want, sizeof(want), "could not be kept in %s: No space left on device", sd);
+    agent_answered(argv, server, 201, ok, 1, want);
+    assert_int_equal(access(tok, F_OK), -1);
     /* a refusal is said with its reason, not its body, and a reason quoting a token not at all */
     agent_answered(argv, server, 403,
                    "{\"error\": \"node " NODE " is registered\", \"token\": \"node-secret-1\"}", 1,
