@@ -122,6 +122,7 @@ struct gsd_server {
     int binders_started, readers_started;
     struct gsd_reads *reads;
     uint64_t agents_version; /* of the nodes' own tokens the access layer has */
+    int64_t max_conns;       /* http.maxConnections as the open-file limit allows (admit()) */
     atomic_int failed;
     atomic_int store_ok;      /* the last commit or probe succeeded */
     _Atomic int64_t pulse_us; /* monotonic: when the scheduler thread last took a batch */
@@ -1514,6 +1515,18 @@ static unsigned conn_limit(int64_t want)
     return (unsigned)want;
 }
 
+/* libmicrohttpd's accept policy: a connection past s->max_conns is refused, which closes it as
+ * accepted. At its own connection limit libmicrohttpd stops accepting instead, and new clients
+ * (a liveness probe among them) wait unanswered in the listen queue; that limit is set above
+ * this one by the connections its threads may accept at once. */
+static enum MHD_Result admit(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    const struct gsd_server *s = cls;
+    (void)addr;
+    (void)len;
+    return atomic_load(&s->stats.connections) < s->max_conns ? MHD_YES : MHD_NO;
+}
+
 static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs_diag *d)
 {
     struct sockaddr_storage ss = {0};
@@ -1544,11 +1557,12 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
     if (s->cert && tls_check(s, l, d))
         return -EINVAL;
     MHD_set_panic_func(mhd_panic, NULL);
+    s->max_conns = conn_limit(h->max_connections);
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
         {MHD_OPTION_SOCK_ADDR, 0, &ss},
         {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)h->threads, NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)conn_limit(h->max_connections), NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)(s->max_conns + 2 * h->threads + 2), NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)h->max_per_client, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)h->idle_timeout_s, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONN_MEMORY, NULL},
@@ -1567,7 +1581,7 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
     };
     /* the address is MHD_OPTION_SOCK_ADDR's; the port given here is only what libmicrohttpd's
      * own bind error names ("Failed to bind to port 0" otherwise) */
-    s->mhd = MHD_start_daemon(flags, (uint16_t)l->port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
+    s->mhd = MHD_start_daemon(flags, (uint16_t)l->port, admit, s, on_request, s, MHD_OPTION_ARRAY,
                               opts, MHD_OPTION_END);
     int six = ss.ss_family == AF_INET6; /* [::1]:8080, as a URL writes it */
     if (!s->mhd)

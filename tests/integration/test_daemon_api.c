@@ -16,6 +16,7 @@
 #include "gpusched/scenario.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -1861,6 +1862,42 @@ static void test_headers_trickled(void **state)
     h_cleanup(&d);
 }
 
+/*
+ * Past http.maxConnections a connection is closed as it is accepted, not left unanswered in the
+ * listen queue (where a liveness probe would wait for its timeout): of 24 idle connections
+ * with a cap of 16, eight at least are closed by the daemon; once they go, a request is
+ * answered.
+ */
+static void test_connection_cap_closes(void **state)
+{
+    (void)state;
+    struct daemon d;
+    int fd[24], closed = 0;
+    assert_int_equal(
+        h_setup(&d,
+                "http: {maxConnections: 16, idleTimeoutSeconds: 60, headerTimeoutSeconds: 60}\n"),
+        0);
+    assert_int_equal(h_start(&d), 0);
+    for (int i = 0; i < 24; i++)
+        fd[i] = dial(&d);
+    int gone[24] = {0};
+    for (int k = 0; k < 100 && closed < 8; k++) { /* until the daemon took or closed them */
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+        for (int i = 0; i < 24; i++) {
+            char c;
+            ssize_t n = gone[i] ? -1 : recv(fd[i], &c, 1, MSG_DONTWAIT);
+            if (!gone[i] && (n == 0 || (n < 0 && errno == ECONNRESET)))
+                closed += gone[i] = 1;
+        }
+    }
+    for (int i = 0; i < 24; i++)
+        close(fd[i]);
+    assert_true(closed >= 8);
+    assert_int_equal(pods_status(&d), 200);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A body declared as what gpuschedd does not read (XML, a form, UTF-16, gzip) is a 415 naming
  * the header, as the API server answers: it was read as JSON whatever the headers said. */
 static void test_unsupported_media(void **state)
@@ -2194,6 +2231,7 @@ int main(void)
         cmocka_unit_test(test_token_white_space),
         cmocka_unit_test(test_token_too_short),
         cmocka_unit_test(test_headers_trickled),
+        cmocka_unit_test(test_connection_cap_closes),
         cmocka_unit_test(test_body_stalled),
         cmocka_unit_test(test_answer_cap),
         cmocka_unit_test(test_unsupported_media),
