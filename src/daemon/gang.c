@@ -521,19 +521,21 @@ static int tasks_same(const struct gs_podgroup_spec *a, const struct gs_podgroup
 static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
                              const struct gsd_group *g)
 {
-    if (old->spec.min_member == g->spec.min_member &&
-        old->spec.min_gpu_milli == g->spec.min_gpu_milli &&
-        old->spec.min_cpu_milli == g->spec.min_cpu_milli &&
-        old->spec.min_memory_mib == g->spec.min_memory_mib &&
-        old->spec.min_pods == g->spec.min_pods && tasks_same(&old->spec, &g->spec) &&
-        !strcmp(gs_podgroup_queue(&old->spec), gs_podgroup_queue(&g->spec)) &&
-        !strcmp(old->spec.priority_class, g->spec.priority_class) && !strcmp(old->meta, g->meta))
+    int spec = old->spec.min_member == g->spec.min_member &&
+               old->spec.min_gpu_milli == g->spec.min_gpu_milli &&
+               old->spec.min_cpu_milli == g->spec.min_cpu_milli &&
+               old->spec.min_memory_mib == g->spec.min_memory_mib &&
+               old->spec.min_pods == g->spec.min_pods && tasks_same(&old->spec, &g->spec) &&
+               !strcmp(gs_podgroup_queue(&old->spec), gs_podgroup_queue(&g->spec)) &&
+               !strcmp(old->spec.priority_class, g->spec.priority_class);
+    if (spec && !strcmp(old->meta, g->meta))
         gsd_reply_json(r, 200, group_json(old));
     else
         gsd_reply_error(r, 409, "metadata.name",
-                        "a PodGroup %s/%s with another spec is held (the same spec sent again "
-                        "returns it; change the name, or delete it first)",
-                        g->spec.ns, g->spec.name);
+                        "a PodGroup %s/%s with %s is held (the same sent again returns it; change "
+                        "the name, or delete it first)",
+                        g->spec.ns, g->spec.name,
+                        spec ? "the same spec but other labels or annotations" : "another spec");
 }
 
 static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,

@@ -1352,6 +1352,9 @@ static int probe_gang(struct gs_tenancy *t, struct gs_tenancy_probe *pr)
         return r;
     if (r == 0)
         return 1;
+    size_t n = strlen(why); /* kube-scheduler ends the sentence it puts this in with its own */
+    if (n && why[n - 1] == '.')
+        why[n - 1] = '\0';
     gs__say(pr->gang_why, sizeof(pr->gang_why),
             "gang %s: %d members like this one are needed, %d can be placed: %s", p->sp->group,
             need, placed - 1, why);
