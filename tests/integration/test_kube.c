@@ -1972,6 +1972,22 @@ static void test_adoption_refused(void **state)
     "\"name\":\"" name "\",\"uid\":\"j-" name "\",\"controller\":true}]},"                         \
     "\"spec\":{\"minMember\":" #min more "},\"status\":{\"phase\":\"Pending\"}}"
 
+/* The fake's PodGroup list from now on: resourceVersion 7, its items @fmt (printf, the text
+ * between the brackets). */
+static void groups_listed(const char *fmt, ...)
+{
+    char items[sizeof(f.groups)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(items, sizeof(items), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.groups, sizeof(f.groups),
+             "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[%s]}",
+             items);
+    pthread_mutex_unlock(&f.mu);
+}
+
 /* Hand @events (PodGroup watch lines) to the next PodGroup watch. */
 static void group_watch_sends(const char *events)
 {
@@ -2053,14 +2069,9 @@ static void test_podgroups_followed(void **state)
     (void)state;
     char section[512], why[256];
     fake_reset();
-    pthread_mutex_lock(&f.mu);
-    snprintf(f.groups, sizeof(f.groups),
-             "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":["
-             "%s,%s,%s,%s]}",
-             KGROUP("team-a", "kg3", 3, ""), KGROUP("team-a", "kg2", 2, ""),
-             KGROUP("team-a", "kt", 1, ",\"minTaskMember\":{\"worker\":3}"),
-             KGROUP("team-a", "kbad", 1, ",\"networkTopology\":{\"mode\":\"hard\"}"));
-    pthread_mutex_unlock(&f.mu);
+    groups_listed("%s,%s,%s,%s", KGROUP("team-a", "kg3", 3, ""), KGROUP("team-a", "kg2", 2, ""),
+                  KGROUP("team-a", "kt", 1, ",\"minTaskMember\":{\"worker\":3}"),
+                  KGROUP("team-a", "kbad", 1, ",\"networkTopology\":{\"mode\":\"hard\"}"));
     follow_pods(section, sizeof(section), 5, 300);
     assert_int_equal(group_status_becomes("kg3", 200), 200);
     assert_int_equal(group_status_becomes("kg2", 200), 200);
@@ -2149,12 +2160,7 @@ static void test_podgroups_posted_first(void **state)
         "{\"metadata\":{\"name\":\"ks\",\"namespace\":\"team-a\"},\"spec\":{\"minMember\":1}}",
         201);
     int before = log_count("PodGroup of the API server refused");
-    pthread_mutex_lock(&f.mu);
-    snprintf(
-        f.groups, sizeof(f.groups),
-        "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[%s,%s]}",
-        KGROUP("team-a", "kp", 2, ""), KGROUP("team-a", "ks", 1, ""));
-    pthread_mutex_unlock(&f.mu);
+    groups_listed("%s,%s", KGROUP("team-a", "kp", 2, ""), KGROUP("team-a", "ks", 1, ""));
     follow_pods(section, sizeof(section), 5, 300);
     assert_int_equal(log_count_reaches("PodGroup of the API server refused", before + 1),
                      before + 1);
@@ -2191,23 +2197,14 @@ static void test_podgroups_junk(void **state)
     char section[512];
     fake_reset();
     int before = log_count("list of PodGroups: items[1] lacks metadata.namespace");
-    pthread_mutex_lock(&f.mu);
-    snprintf(f.groups, sizeof(f.groups),
-             "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":["
-             "%s,{\"metadata\":{\"name\":\"kj0\"},\"spec\":{\"minMember\":1}}]}",
-             KGROUP("team-a", "kj1", 1, ""));
-    pthread_mutex_unlock(&f.mu);
+    groups_listed("%s,{\"metadata\":{\"name\":\"kj0\"},\"spec\":{\"minMember\":1}}",
+                  KGROUP("team-a", "kj1", 1, ""));
     follow_pods(section, sizeof(section), 5, 300);
     assert_int_equal(
         log_count_reaches("list of PodGroups: items[1] lacks metadata.namespace", before + 1),
         before + 1);
     assert_int_equal(group_status_becomes("kj1", 404), 404);
-    pthread_mutex_lock(&f.mu);
-    snprintf(f.groups, sizeof(f.groups),
-             "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":["
-             "%s]}",
-             KGROUP("team-a", "kj1", 1, ""));
-    pthread_mutex_unlock(&f.mu);
+    groups_listed("%s", KGROUP("team-a", "kj1", 1, ""));
     assert_int_equal(group_status_becomes("kj1", 200), 200);
     group_watch_sends("{\"type\":\"UPSERTED\",\"object\":" KGROUP("team-a", "kj2", 1, "") "}\n");
     assert_true(log_count_reaches("UPSERTED\\\", none Kubernetes has", 1) >= 1);
@@ -2233,10 +2230,7 @@ static void test_podgroups_member_first(void **state)
     (void)state;
     char section[512], why[256];
     fake_reset();
-    pthread_mutex_lock(&f.mu);
-    snprintf(f.groups, sizeof(f.groups), "%s",
-             "{\"kind\":\"PodGroupList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[]}");
-    pthread_mutex_unlock(&f.mu);
+    groups_listed("%s", "");
     follow_pods(section, sizeof(section), 5, 300);
     assert_true(fake_count(&f.group_lists, 1) >= 1);
     sleep(3); /* the last test's PodGroup watch, 2 s at most here, must not take the events */

@@ -1133,15 +1133,21 @@ static void test_state_dir_checked(void **state)
                    "(HTTP 403): a reason that quotes a token, not shown\n");
 }
 
-/* Occurrences of @needle in the agent's log. */
-static int log_count(const char *needle)
+/* Occurrences of @needle in file @path. */
+static int count_in(const char *path, const char *needle)
 {
-    char *s = t_slurp(E.alog, NULL);
+    char *s = t_slurp(path, NULL);
     int n = 0;
     for (const char *p = s; p && (p = strstr(p, needle)) != NULL; p++)
         n++;
     free(s);
     return n;
+}
+
+/* Occurrences of @needle in the agent's log. */
+static int log_count(const char *needle)
+{
+    return count_in(E.alog, needle);
 }
 
 /* kubelet gone: the agent names the socket it misses once, not at every sync, and registers
@@ -1170,17 +1176,6 @@ static void test_kubelet_gone(void **state)
          i++)
         sleep_ms(100);
     assert_true(log_count("gpusched-agent: registered nvidia.com/gpu at ") > before);
-}
-
-/* Occurrences of @needle in file @path. */
-static int count_in(const char *path, const char *needle)
-{
-    char *s = t_slurp(path, NULL);
-    int n = 0;
-    for (const char *p = s; p && (p = strstr(p, needle)) != NULL; p++)
-        n++;
-    free(s);
-    return n;
 }
 
 /* gpuschedd gone once the node registered: each repeated request (the heartbeat, the read of the
