@@ -3079,17 +3079,23 @@ static void test_elastic_gang(void **state)
     gs_scenario_free(s);
 }
 
+/* PodGroup ns/job of minMember @min with minTaskMember {ps: @ps, worker: @workers}, in @s. */
+static void ps_worker_group(struct gs_scenario *s, int min, int ps, int workers)
+{
+    char why[160];
+    podgroup(s, "ns", "job", min, NULL);
+    struct gs_podgroup_spec *g = &s->policy.podgroups[s->policy.npodgroups - 1];
+    assert_int_equal(gs_podgroup_task_add(g, "ps", ps, why, sizeof(why)), 0);
+    assert_int_equal(gs_podgroup_task_add(g, "worker", workers, why, sizeof(why)), 0);
+}
+
 /* A Volcano Job's PodGroup, minMember 3 and minTaskMember {ps: 1, worker: 2}, whose three workers
  * (one card each) come before its ps: @ps_gpus cards for the ps, a 3-card node. */
 static struct gs_scenario *task_gang(int ps_gpus)
 {
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl(s, "t3", 3, 0));
-    podgroup(s, "ns", "job", 3, NULL);
-    struct gs_podgroup_spec *g = &s->policy.podgroups[0];
-    char why[160];
-    assert_int_equal(gs_podgroup_task_add(g, "ps", 1, why, sizeof(why)), 0);
-    assert_int_equal(gs_podgroup_task_add(g, "worker", 2, why, sizeof(why)), 0);
+    ps_worker_group(s, 3, 1, 2);
     for (int i = 0; i < 4; i++) {
         char n[8];
         snprintf(n, sizeof(n), i < 3 ? "w-%d" : "ps-0", i);
@@ -3143,11 +3149,7 @@ static void test_task_min_preempts(void **state)
     node(s, "n1", "az-1", tmpl(s, "t2", 2, 0));
     pclass(s, "low", 10);
     pclass(s, "high", 100);
-    podgroup(s, "ns", "job", 1, NULL);
-    char why[160];
-    assert_int_equal(gs_podgroup_task_add(&s->policy.podgroups[0], "ps", 1, why, sizeof(why)), 0);
-    assert_int_equal(gs_podgroup_task_add(&s->policy.podgroups[0], "worker", 1, why, sizeof(why)),
-                     0);
+    ps_worker_group(s, 1, 1, 1);
     for (int i = 0; i < 2; i++) {
         char n[8];
         snprintf(n, sizeof(n), "low-%d", i);
@@ -3178,11 +3180,7 @@ static void test_elastic_shrink_keeps_tasks(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
-    podgroup(s, "ns", "job", 1, NULL);
-    char why[160];
-    assert_int_equal(gs_podgroup_task_add(&s->policy.podgroups[0], "ps", 1, why, sizeof(why)), 0);
-    assert_int_equal(gs_podgroup_task_add(&s->policy.podgroups[0], "worker", 2, why, sizeof(why)),
-                     0);
+    ps_worker_group(s, 1, 1, 2);
     for (int i = 0; i < 4; i++) {
         char n[8];
         snprintf(n, sizeof(n), i < 3 ? "w-%d" : "ps-0", i);
