@@ -229,6 +229,10 @@ int gs_tenancy_podgroup_succeeded(struct gs_tenancy *t, const char *ns, const ch
 /* gs_tenancy_podgroup_done() - the members of PodGroup @ns/@name counted as completed (what
  * gs_tenancy_podgroup_succeeded() sets), or -ENOENT. */
 int32_t gs_tenancy_podgroup_done(const struct gs_tenancy *t, const char *ns, const char *name);
+/* gs_tenancy_podgroup_lacking() - the members PodGroup @ns/@name lacks to be ready, counted as
+ * gs_tenancy_probe_gang_lacking() counts them (running or Succeeded; minMember and each task's
+ * minimum): >= 0; -ENOENT (no such PodGroup, or one only its pods have named: not made yet). */
+int32_t gs_tenancy_podgroup_lacking(const struct gs_tenancy *t, const char *ns, const char *name);
 
 /*
  * gs_tenancy_bind_to() - place pending pod @id on node @node now, as a binder outside the

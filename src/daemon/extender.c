@@ -768,10 +768,16 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
         p->seen_us = gsd_now_us(); /* kube-scheduler still tries it: kept (gsd_extender_sync) */
     if (!p || p->state != GSD_RUNNING || (spec->uid[0] && p->uid[0] && strcmp(spec->uid, p->uid)))
         return;
+    /* placed with its mates, one of which was deleted before it bound: binding the rest would
+     * run the gang short, so each keeps its place until another member comes */
+    int short_gang = p->nominated && !p->bound && p->grp &&
+                     gs_tenancy_podgroup_lacking(st->sched.tn, p->ns, p->group) > 0;
     for (size_t i = 0; i < a->n; i++)
         if (a->idx[i] >= 0) {
-            sc[i] = a->idx[i] == p->pl.node ? 2 : GS_UNSCHEDULABLE; /* >= 2: fits */
-            why[i] = "gpusched holds this pod's cards on another node";
+            sc[i] = a->idx[i] == p->pl.node && !short_gang ? 2 : GS_UNSCHEDULABLE; /* >= 2: fits */
+            why[i] = short_gang ? "its gang lost a member that was deleted before it bound: this "
+                                  "one keeps its place until another member comes"
+                                : "gpusched holds this pod's cards on another node";
         }
 }
 

@@ -73,6 +73,7 @@ static struct {
     char groups[4096];        /* the answer to a list of PodGroups; "": 404, no Volcano CRD */
     char group_watch[2048];   /* PodGroup watch events, sent once by the next PodGroup watch */
     int group_lists;          /* PodGroup lists answered (404s too) */
+    char gone[64];            /* a PATCH of this pod answers 404, as for a pod deleted */
     pthread_cond_t cv;
 } f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -229,6 +230,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                  "{\"metadata\":{\"uid\":\"uid-%s\"},\"spec\":{\"nodeName\":\"%s\"}}",
                  strrchr(url, '/') + 1, f.bindings ? f.pod_node : f.pod_node_first);
     status = strcmp(method, "GET") ? status : f.get_status;
+    if (!strcmp(method, "PATCH") && f.gone[0] && !strcmp(strrchr(url, '/') + 1, f.gone))
+        status = 404;
     if (strstr(url, "/eviction"))
         status = f.evict_429-- > 0 ? 429 : 201;
     pthread_mutex_unlock(&f.mu);
@@ -280,6 +283,7 @@ static void fake_reset(void)
         json_decref(f.recs[i].body);
     f.n = 0;
     f.patch_status = 200;
+    f.gone[0] = '\0';
     f.binding_status = 201;
     f.binding_answer[0] = '\0';
     f.pod_node[0] = f.pod_node_first[0] = f.pod_uid[0] = '\0';
@@ -1976,7 +1980,7 @@ static void test_adoption_refused(void **state)
  * between the brackets). */
 static void groups_listed(const char *fmt, ...)
 {
-    char items[sizeof(f.groups)];
+    char items[sizeof(f.groups) - 80]; /* room for the list around them */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(items, sizeof(items), fmt, ap);
@@ -2037,12 +2041,11 @@ static void bind_ok(const char *name, const char *node)
     free(err);
 }
 
-/* Member team-a/@name of @group, held by gpuschedd's scheduler (nominated): once the PATCH
- * nudging it comes, filter passes its node alone, where it binds; that node into @node (64
- * bytes). */
-static void nudged_then_bound(const char *group, const char *name, char *node)
+/* Pod team-a/@name, placed by gpuschedd's scheduler: the node its nudge (the PATCH of
+ * gpusched.io/nominated-node) names into @node (64 bytes), once it came. */
+static void nudged_to(const char *name, char *node)
 {
-    char why[256], path[96];
+    char path[96];
     snprintf(path, sizeof(path), "/api/v1/namespaces/team-a/pods/%s", name);
     for (int k = 0; k < 300 && !fake_got("PATCH", path); k++)
         usleep(50000);
@@ -2054,6 +2057,15 @@ static void nudged_then_bound(const char *group, const char *name, char *node)
     assert_non_null(n);
     snprintf(node, 64, "%s", n);
     json_decref(b);
+}
+
+/* Member team-a/@name of @group, held by gpuschedd's scheduler (nominated): once the PATCH
+ * nudging it comes, filter passes its node alone, where it binds; that node into @node (64
+ * bytes). */
+static void nudged_then_bound(const char *group, const char *name, char *node)
+{
+    char why[256];
+    nudged_to(name, node);
     assert_int_equal(member_filter(group, name, why), 1);
     bind_ok(name, node);
 }
@@ -2223,7 +2235,8 @@ static void test_podgroups_junk(void **state)
  * A member filtered before its PodGroup is made (pods and PodGroup come in any order) is held
  * in gpuschedd's scheduler, not failed as undefined: once the PodGroup comes, it is placed and
  * nudged, with no wait for kube-scheduler to try it again. A member of a PodGroup gpuschedd
- * refused says so.
+ * refused says so. A gang placed whole binds whole: one member deleted before it bound, the others
+ * wait for another.
  */
 static void test_podgroups_member_first(void **state)
 {
@@ -2240,15 +2253,47 @@ static void test_podgroups_member_first(void **state)
     assert_int_equal(member_filter("kr", "kr-0", why), 0);
     if (!strstr(why, "PodGroup team-a/kr was refused by gpuschedd"))
         fail_msg("filter of kr-0: %s", why);
-    char path[] = "/api/v1/namespaces/team-a/pods/kf-0";
-    assert_int_equal(member_filter("kf", "kf-0", why), 0);
-    if (!strstr(why, "PodGroup team-a/kf does not exist yet"))
-        fail_msg("filter of kf-0: %s", why);
+    /* two members before their PodGroup: neither passes (the first made its name known to the
+     * scheduler, the second is no member of a PodGroup made) */
+    for (int i = 0; i < 2; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "kf-%d", i);
+        assert_int_equal(member_filter("kf", name, why), 0);
+        if (!strstr(why, "PodGroup team-a/kf does not exist yet"))
+            fail_msg("filter of %s: %s", name, why);
+    }
     usleep(500000);
-    assert_int_equal(fake_got("PATCH", path), 0); /* held, not placed */
-    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kf", 1, "") "}\n");
-    char node[64];
-    nudged_then_bound("kf", "kf-0", node);
+    assert_int_equal(fake_got("PATCH", "/api/v1/namespaces/team-a/pods/kf-0"), 0); /* held */
+    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kf", 2, "") "}\n");
+    char node[3][64];
+    nudged_then_bound("kf", "kf-0", node[0]);
+    nudged_then_bound("kf", "kf-1", node[1]);
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kf-0\",\"uid\":\"uid-kf-0\",\"resourceVersion\":\"60\"}}}\n"
+                "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kf-1\",\"uid\":\"uid-kf-1\",\"resourceVersion\":\"61\"}}}\n");
+    assert_int_equal(pod_status_becomes("kf-1", 404), 404);
+    /* a held member deleted before it bound (its nudge finds it gone): its mate keeps its place
+     * but does not bind short of minMember; a new member completes the gang */
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.gone, sizeof(f.gone), "kd-1");
+    pthread_mutex_unlock(&f.mu);
+    int before = log_count("nominated pod gone from the API server");
+    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kd", 2, "") "}\n");
+    assert_int_equal(group_status_becomes("kd", 200), 200);
+    assert_int_equal(member_filter("kd", "kd-0", why), 0);
+    assert_int_equal(member_filter("kd", "kd-1", why), 0);
+    nudged_to("kd-0", node[0]);
+    assert_int_equal(log_count_reaches("nominated pod gone from the API server", before + 1),
+                     before + 1);
+    assert_int_equal(member_filter("kd", "kd-0", why), 0);
+    if (!strstr(why, "its gang lost a member that was deleted before it bound"))
+        fail_msg("filter of kd-0: %s", why);
+    snprintf(node[2], sizeof(node[2]), "%s", strcmp(node[0], "n-a100-0") ? "n-a100-0" : "n-a100-1");
+    assert_int_equal(member_filter("kd", "kd-2", why), 1);
+    bind_ok("kd-2", node[2]);
+    assert_int_equal(member_filter("kd", "kd-0", why), 1);
+    bind_ok("kd-0", node[0]);
     *strstr(section, "  syncSeconds: 300") = '\0';
     strcat(section, "  syncSeconds: 0\n");
     reload_kubernetes(section);

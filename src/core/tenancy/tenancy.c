@@ -652,6 +652,15 @@ int32_t gs_tenancy_podgroup_done(const struct gs_tenancy *t, const char *ns, con
     return i < 0 ? -ENOENT : t->gangs[i].done;
 }
 
+int32_t gs_tenancy_podgroup_lacking(const struct gs_tenancy *t, const char *ns, const char *name)
+{
+    int32_t i = gs__tn_group_find(t, ns, name), n;
+    if (i < 0 || t->pgs[i]->min_member == 0) /* min_member 0: a placeholder (placeholder()) */
+        return -ENOENT;
+    n = gs__tn_gang_lacking(t, i);
+    return n > 0 ? n : 0;
+}
+
 int gs_tenancy_bind_to(struct gs_tenancy *t, int64_t now, int32_t id, int32_t node)
 {
     if (id < 0 || (size_t)id >= t->npods || t->pods[id].state != GS_POD_PENDING || node < 0 ||
