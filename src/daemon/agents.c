@@ -964,7 +964,9 @@ void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest,
 {
     char name[GS_NAME_MAX];
     size_t nl = strcspn(rest, "/");
-    if (nl == 0 || nl >= sizeof(name) || rest[nl] != '/') {
+    /* "NAME" alone: the node itself, which its own token may read (its agent's health check) */
+    int whole = rest[nl] == '\0' && self >= 0;
+    if (nl == 0 || nl >= sizeof(name) || (rest[nl] != '/' && !whole)) {
         gsd_reply_error(r, 403, "Authorization",
                         "a node's token reaches only the node agent's routes, under "
                         "/v1/nodes/NAME/, and not this one");
@@ -972,7 +974,7 @@ void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest,
     }
     memcpy(name, rest, nl);
     name[nl] = '\0';
-    const char *tail = rest + nl + 1;
+    const char *tail = whole ? "" : rest + nl + 1;
     int i = gs_cluster_find(st->cluster, name);
     if (i < 0) {
         gsd_reply_error(r, 404, "", "node %.64s not found", name);
@@ -992,7 +994,11 @@ void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest,
         return;
     }
     int post = !strcmp(r->method, "POST"), get = !strcmp(r->method, "GET");
-    if (!strcmp(tail, "register") && post)
+    if (whole && get)
+        gsd_reply_json(r, 200, gsd_node_json(st, (size_t)i, 0, NULL));
+    else if (whole)
+        gsd_reply_405(r, "GET", ": a node's own token reads its node");
+    else if (!strcmp(tail, "register") && post)
         do_register(st, r, i, self);
     else if (!strcmp(tail, "pods") && get && self == -1)
         gsd_reply_error(r, 403, "Authorization",

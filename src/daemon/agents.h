@@ -19,6 +19,8 @@
  * GET /v1/nodes/NAME/pods lists the pods running on the node, in bind order, as GET /v1/pods shows
  * them, each with tenant_weight (its tenant's DaemonConfig weight) and tenant_weight_min (the
  * smallest of the DaemonConfig's tenants), which the agent scales the pod's cgroup cpu.weight by.
+ * GET /v1/nodes/NAME with the node's own token is the node as the admin sees it without its cards
+ * and agent (its unhealthy_gpus, which the agent clears at start where it sees a card healthy).
  */
 #ifndef GSD_AGENTS_H
 #define GSD_AGENTS_H
@@ -53,7 +55,8 @@ int gsd_agent_auth(const struct gsd_state *st, const uint8_t *sha);
 /*
  * gsd_agent_handle() - a request under /v1/nodes/ (@rest follows "nodes/") from node @self's own
  * token (>= 0), the bootstrap token (-1) or the admin (-2): POST NAME/register, GET NAME/pods,
- * and the heartbeat and card health endpoints (gsd_node_post()), each checked against who asks.
+ * GET NAME (the node's own token only) and the heartbeat and card health endpoints
+ * (gsd_node_post()), each checked against who asks.
  */
 void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest, int self);
 
