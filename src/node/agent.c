@@ -88,7 +88,9 @@ struct agent {
     struct gs_plugin *plugin;
     char plan_state[512];
     struct said beat_said, pods_said;
-    int refused; /* gpuschedd answered 401 to the node's token: nothing is sent until a new one */
+    int refused;   /* gpuschedd answered 401 to the node's token: nothing is sent until a new one */
+    int xid_quiet; /* under the lock: the Xid thread waited once with none pending */
+    int health_read; /* health_start() ran */
 };
 
 static volatile sig_atomic_t stopping;
@@ -689,6 +691,63 @@ static void beat(struct agent *a)
     report(a, &a->beat_said, "heartbeat", st, st == 200 ? NULL : why);
 }
 
+/*
+ * At start, as NVIDIA's k8s-device-plugin starts with every device healthy: each card gpuschedd
+ * holds unhealthy (GET /v1/nodes/NAME, its unhealthy_gpus) that has had no Xid since this start
+ * is reported healthy, once, so that a card that recovered or was replaced takes pods again. Run
+ * once the Xid thread has taken the events pending at start (xid_quiet), and only then: not
+ * where the agent watches no Xid events. The lock is held from the check to the report, so that
+ * an Xid the thread takes meanwhile is sent after it. A failure is said once; the agent goes on.
+ */
+static void health_start(struct agent *a)
+{
+    char url[300], *resp = NULL, why[sizeof(a->beat_said.text)];
+    snprintf(url, sizeof(url), "/v1/nodes/%s", a->o.node);
+    long st = http(a, "GET", url, a->token, NULL, &resp);
+    json_t *j = st == 200 && resp ? json_loads(resp, 0, NULL) : NULL;
+    json_t *bad = json_object_get(j, "unhealthy_gpus");
+    if (!json_is_array(bad)) {
+        if (st == 200)
+            snprintf(why, sizeof(why), "the answer holds no unhealthy_gpus list");
+        else
+            failure(a, st, resp, why, sizeof(why));
+        say("reading the cards' health from gpuschedd: %s; the cards it holds unhealthy stay so",
+            why);
+        a->refused |= st == 401;
+        json_decref(j);
+        free(resp);
+        return;
+    }
+    free(resp);
+    size_t k;
+    json_t *v;
+    json_array_foreach(bad, k, v)
+    {
+        json_int_t g = json_integer_value(v);
+        if (!json_is_integer(v) || g < 0 || g >= a->topo->ngpus || g >= 32)
+            continue;
+        snprintf(url, sizeof(url), "/v1/nodes/%s/gpus/%d/health", a->o.node, (int)g);
+        pthread_mutex_lock(&a->lock);
+        if (a->unhealthy & (1u << g)) { /* an Xid since this start: it stays unhealthy */
+            pthread_mutex_unlock(&a->lock);
+            continue;
+        }
+        resp = NULL;
+        st = http(a, "POST", url, a->token, "{\"healthy\": true}", &resp);
+        if (st == 200)
+            say("GPU %d: no Xid since the agent started: reported healthy (gpuschedd held it "
+                "unhealthy)",
+                (int)g);
+        else
+            say("GPU %d: gpuschedd did not take the health report: %s", (int)g,
+                failure(a, st, resp, why, sizeof(why)));
+        a->refused |= st == 401;
+        pthread_mutex_unlock(&a->lock);
+        free(resp);
+    }
+    json_decref(j);
+}
+
 /* Xid events: a card whose Xid is no application error is reported unhealthy. */
 static void *xid_loop(void *arg)
 {
@@ -702,6 +761,11 @@ static void *xid_loop(void *arg)
         if (rc < 0) {
             say("Xid events: %s; health checks stop", d.msg);
             return NULL;
+        }
+        if (rc == 0 && !a->xid_quiet) {
+            pthread_mutex_lock(&a->lock);
+            a->xid_quiet = 1;
+            pthread_mutex_unlock(&a->lock);
         }
         if (rc == 0 || gpu < 0 || gs_xid_is_application(xid))
             continue;
@@ -755,6 +819,13 @@ static int run(struct agent *a)
         if (now_ms() >= next_beat) {
             beat(a);
             next_beat = now_ms() + a->o.beat_s * 1000;
+        }
+        pthread_mutex_lock(&a->lock);
+        int quiet = a->xid_quiet;
+        pthread_mutex_unlock(&a->lock);
+        if (quiet && !a->health_read && token_usable(a)) {
+            a->health_read = 1;
+            health_start(a);
         }
         if (now_ms() >= next_sync) {
             sync_pods(a);

@@ -707,6 +707,57 @@ static void test_not_ready_and_back(void **state)
     assert_true(ready);
 }
 
+/* gpuschedd's unhealthy cards of the node as a bit mask. */
+static unsigned unhealthy_mask(void)
+{
+    json_t *n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200), *v;
+    size_t k;
+    unsigned m = 0;
+    json_array_foreach(json_object_get(n, "unhealthy_gpus"), k, v) m |= 1u << json_integer_value(v);
+    json_decref(n);
+    return m;
+}
+
+/* Restarted, the agent reports healthy each card gpuschedd holds unhealthy that has had no Xid
+ * since (card 2, marked with its token before), and not card 6, whose Xid comes again. */
+static void test_restart_clears_health(void **state)
+{
+    (void)state;
+    char tokpath[200], token[128];
+    snprintf(tokpath, sizeof(tokpath), "%s/token", E.state);
+    FILE *f = fopen(tokpath, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(token, sizeof(token), f));
+    fclose(f);
+    token[strcspn(token, "\n")] = '\0';
+    /* the node's own token reads its node, and no other's */
+    json_t *n = get("/v1/nodes/" NODE, token, 200);
+    assert_true(json_is_array(json_object_get(n, "unhealthy_gpus")));
+    assert_null(json_object_get(n, "agent"));
+    json_decref(n);
+    json_decref(get("/v1/nodes/" NODE, BOOT, 403));
+    /* Xid 62 drains the card: its pods run on */
+    assert_int_equal(
+        post("/v1/nodes/" NODE "/gpus/2/health", token, "{\"healthy\": false, \"xid\": 62}"), 200);
+    assert_int_equal(unhealthy_mask(), (1u << 2) | (1u << 6));
+    kill_agent();
+    start_agent();
+    unsigned m = 0;
+    for (int i = 0; i < 150 && (m = unhealthy_mask()) != 1u << 6; i++)
+        sleep_ms(100);
+    if (m != 1u << 6) {
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "cat %s >&2", E.alog);
+        if (system(cmd)) {
+        }
+    }
+    assert_int_equal(m, 1u << 6);
+    assert_true(file_has(E.alog, "GPU 2: no Xid since the agent started: reported healthy"));
+    assert_false(file_has(E.alog, "GPU 6: no Xid since the agent started"));
+    sleep_ms(500); /* and it stays so */
+    assert_int_equal(unhealthy_mask(), 1u << 6);
+}
+
 /* Runs the agent with @args (NULL-terminated, at most 28) and no gpuschedd to talk to (unless
  * @args give --server); its exit status must be @status and its standard error hold @want. */
 static void agent_says(int status, const char *want, const char *const *args)
@@ -1449,6 +1500,7 @@ int main(void)
         cmocka_unit_test(test_mig_beside_work),
         cmocka_unit_test(test_restart_no_double),
         cmocka_unit_test(test_not_ready_and_back),
+        cmocka_unit_test(test_restart_clears_health),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_server_length),
         cmocka_unit_test(test_help_defaults),
