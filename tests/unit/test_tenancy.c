@@ -3089,13 +3089,10 @@ static void ps_worker_group(struct gs_scenario *s, int min, int ps, int workers)
     assert_int_equal(gs_podgroup_task_add(g, "worker", workers, why, sizeof(why)), 0);
 }
 
-/* A Volcano Job's PodGroup, minMember 3 and minTaskMember {ps: 1, worker: 2}, whose three workers
- * (one card each) come before its ps: @ps_gpus cards for the ps, a 3-card node. */
-static struct gs_scenario *task_gang(int ps_gpus)
+/* In PodGroup ns/job of @s: three workers w-0..w-2 of one card each, then ps-0 of @ps_gpus
+ * cards, all submitted at 0 for an hour. */
+static void ps_worker_pods(struct gs_scenario *s, int ps_gpus)
 {
-    struct gs_scenario *s = scn();
-    node(s, "n1", "az-1", tmpl(s, "t3", 3, 0));
-    ps_worker_group(s, 3, 1, 2);
     for (int i = 0; i < 4; i++) {
         char n[8];
         snprintf(n, sizeof(n), i < 3 ? "w-%d" : "ps-0", i);
@@ -3103,6 +3100,16 @@ static struct gs_scenario *task_gang(int ps_gpus)
         snprintf(p->group, sizeof(p->group), "job");
         snprintf(p->task, sizeof(p->task), "%s", i < 3 ? "worker" : "ps");
     }
+}
+
+/* A Volcano Job's PodGroup, minMember 3 and minTaskMember {ps: 1, worker: 2}, whose three workers
+ * (one card each) come before its ps: @ps_gpus cards for the ps, a 3-card node. */
+static struct gs_scenario *task_gang(int ps_gpus)
+{
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t3", 3, 0));
+    ps_worker_group(s, 3, 1, 2);
+    ps_worker_pods(s, ps_gpus);
     return s;
 }
 
@@ -3181,13 +3188,7 @@ static void test_elastic_shrink_keeps_tasks(void **state)
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
     ps_worker_group(s, 1, 1, 2);
-    for (int i = 0; i < 4; i++) {
-        char n[8];
-        snprintf(n, sizeof(n), i < 3 ? "w-%d" : "ps-0", i);
-        struct gs_pod_spec *p = pod(s, "ns", n, 1, 0, 3600);
-        snprintf(p->group, sizeof(p->group), "job");
-        snprintf(p->task, sizeof(p->task), "%s", i < 3 ? "worker" : "ps");
-    }
+    ps_worker_pods(s, 1);
     pod(s, "other", "late", 2, 100, 600);
     struct gs_tsim *t = run(s, GS_WAY_FULL);
     assert_int_equal(gs_tsim_summary(t)->preemptions, 0);
