@@ -307,7 +307,7 @@ static void post_again(struct gsd_state *st, struct gsd_req *r, struct gsd_pod *
         gsd_reply_error(r, 409, "metadata.name",
                         "a pod %s/%s with another spec is held (the same spec sent again returns "
                         "it; change the name, or cancel it first)",
-                        p->ns, p->name);
+                        p->spec.ns, p->spec.name);
 }
 
 void gsd_api_prepare(struct gsd_req *r)
@@ -383,14 +383,14 @@ static int bound_in_kube(const struct gsd_state *st, const struct who *w, const 
         gsd_reply_error(r, 409, "",
                         "pod %s/%s was bound by kube-scheduler: delete it in Kubernetes; its "
                         "cards are freed when the API server reports it gone",
-                        p->ns, p->name);
+                        p->spec.ns, p->spec.name);
         return 1;
     }
     if (!w->admin) {
         gsd_reply_error(r, 403, "",
                         "pod %s/%s was bound by kube-scheduler and runs in Kubernetes: only the "
                         "admin may free its cards, once the pod is gone there",
-                        p->ns, p->name);
+                        p->spec.ns, p->spec.name);
         return 1;
     }
     return 0;

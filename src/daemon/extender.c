@@ -771,7 +771,7 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
     /* placed with its mates, one of which was deleted before it bound: binding the rest would
      * run the gang short, so each keeps its place until another member comes */
     int short_gang = p->nominated && !p->bound && p->grp &&
-                     gs_tenancy_podgroup_lacking(st->sched.tn, p->ns, p->group) > 0;
+                     gs_tenancy_podgroup_lacking(st->sched.tn, p->spec.ns, p->spec.group) > 0;
     for (size_t i = 0; i < a->n; i++)
         if (a->idx[i] >= 0) {
             sc[i] = a->idx[i] == p->pl.node && !short_gang ? 2 : GS_UNSCHEDULABLE; /* >= 2: fits */
@@ -1254,7 +1254,7 @@ static void bind_again(struct gsd_state *st, struct gsd_pod *p, const char *uid,
             return;
         gsd_sched_sync(st, p);
         gsd_snap_touch(st, p); /* its reason now names the node it was refused */
-        snprintf(err, cap, "%s", rc == 1 && p->reason[0] ? p->reason : "does not fit");
+        snprintf(err, cap, "%s", rc == 1 && p->reason ? p->reason : "does not fit");
         return;
     }
     if (same && p->state == GSD_RUNNING && p->pl.node == node) {
@@ -1262,7 +1262,7 @@ static void bind_again(struct gsd_state *st, struct gsd_pod *p, const char *uid,
             snprintf(err, cap, "the store failed");
         return;
     }
-    snprintf(err, cap, "pod %s/%s is already held by gpusched%s%s", p->ns, p->name,
+    snprintf(err, cap, "pod %s/%s is already held by gpusched%s%s", p->spec.ns, p->spec.name,
              p->state == GSD_RUNNING ? " on node " : "",
              p->state == GSD_RUNNING ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : "");
 }
@@ -1532,7 +1532,7 @@ int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_u
             continue;
         char key[GSD_KEY_MAX];
         int done;
-        snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+        snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
         const char *uid = gsd_kube_succeeded(json_object_get(live, key), &done);
         int same = uid && (!p->uid[0] || !strcmp(uid, p->uid));
         if (same && !done)

@@ -608,7 +608,7 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
         return;
     }
     for (struct gsd_pod *p = st->head; p; p = p->next) /* pods that named it before */
-        if (!p->grp && !strcmp(p->ns, k->spec.ns) && !strcmp(p->group, k->spec.name)) {
+        if (!p->grp && !strcmp(p->spec.ns, k->spec.ns) && !strcmp(p->spec.group, k->spec.name)) {
             p->grp = k;
             k->members++;
             gsd_sched_sync(st, p);

@@ -50,8 +50,8 @@ static struct gsd_bind *job_new(const struct gsd_kube *k, const struct gsd_pod *
     struct gsd_bind *b = calloc(1, sizeof(*b));
     if (!b)
         return NULL;
-    memcpy(b->ns, p->ns, sizeof(b->ns));
-    memcpy(b->name, p->name, sizeof(b->name));
+    memcpy(b->ns, p->spec.ns, sizeof(b->ns));
+    memcpy(b->name, p->spec.name, sizeof(b->name));
     memcpy(b->uid, p->uid, sizeof(b->uid));
     b->seq = p->seq;
     b->evict = evict;
@@ -77,8 +77,8 @@ struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p,
     json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", GSD_MANAGED_LABEL, "true");
     if (patch && p->uid[0]) /* the UID is immutable: a pod made again under the name is refused */
         json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(p->uid));
-    json_t *meta = json_pack("{s:s, s:s, s:O}", "name", p->name, "namespace", p->ns, "annotations",
-                             assignment);
+    json_t *meta = json_pack("{s:s, s:s, s:O}", "name", p->spec.name, "namespace", p->spec.ns,
+                             "annotations", assignment);
     if (meta && p->uid[0])
         json_object_set_new(meta, "uid", json_string(p->uid));
     json_t *binding = meta ? json_pack("{s:s, s:s, s:O, s:{s:s, s:s, s:s}}", "apiVersion", "v1",

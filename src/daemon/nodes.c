@@ -286,7 +286,7 @@ static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_
         for (int g = 0; p->state == GSD_RUNNING && p->pl.node == (int32_t)i && g < ni->gpus; g++)
             if ((p->pl.gpu_mask & (1u << g)) && (!tenant || !strcmp(tenant, p->tenant))) {
                 char key[GSD_KEY_MAX];
-                snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+                snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
                 json_array_append_new(pods[g], json_string(key));
             }
     for (int g = 0; g < ni->gpus; g++) {

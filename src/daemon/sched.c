@@ -140,11 +140,12 @@ static int name_char(char c)
  * NS/NAME, which waits ahead in the queue"), another tenant's pod is "a pod of another tenant", as
  * no tenant learns another's pod names or namespaces (security.md); the log names it. In place.
  */
-static void own_words(const struct gsd_state *st, struct gsd_pod *p)
+static void own_words(const struct gsd_state *st, const struct gsd_pod *p,
+                      char reason[GSD_REASON_MAX])
 {
     static const char *const before[] = {"preempted by ", "reclaimed by ", "held for "};
-    char out[sizeof(p->reason)], ns[GSD_NAME_MAX];
-    const char *from = p->reason, *at;
+    char out[GSD_REASON_MAX], ns[GSD_NAME_MAX];
+    const char *from = reason, *at;
     size_t o = 0;
     for (size_t k = 0; k < sizeof(before) / sizeof(before[0]); k++) {
         if (!(at = strstr(from, before[k])))
@@ -166,18 +167,19 @@ static void own_words(const struct gsd_state *st, struct gsd_pod *p)
         o = o < sizeof(out) ? o : sizeof(out) - 1;
         from = z;
     }
-    if (from == p->reason)
+    if (from == reason)
         return;
     snprintf(out + o, sizeof(out) - o, "%s", from);
-    memcpy(p->reason, out, sizeof(out));
+    memcpy(reason, out, sizeof(out));
 }
 
 /* @p's JSON-facing view, from the scheduler's. */
-void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
+int gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
 {
     struct gs_tenancy_pod v;
+    char reason[GSD_REASON_MAX] = "";
     if (p->sid < 0 || gs_tenancy_pod(st->sched.tn, p->sid, &v) < 0)
-        return;
+        return 0;
     const struct gs_policy *pol = &st->sched.pol;
     p->priority = v.priority;
     snprintf(p->queue, sizeof(p->queue), "%s",
@@ -197,13 +199,13 @@ void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
     if (v.state == GS_POD_RUNNING) {
         p->pl = (struct gs_placement){v.node, v.gpu_mask, (uint32_t)v.share_milli};
         p->mig_start = (int8_t)v.mig_start;
-        p->reason[0] = '\0';
         p->why = NULL;
     } else {
-        snprintf(p->reason, sizeof(p->reason), "%s", v.reason);
-        own_words(st, p);
+        snprintf(reason, sizeof(reason), "%s", v.reason);
+        own_words(st, p, reason);
         p->why = v.why;
     }
+    return gsd_pod_reason(p, "%s", reason) > 0;
 }
 
 static int remember(struct gsd_sched *s, int32_t sid, struct gsd_pod *p)
@@ -259,10 +261,10 @@ static void log_pod(const char *msg, const struct gsd_state *st, const struct gs
                     const char *by)
 {
     char key[GSD_KEY_MAX], gpus[64] = "", milli[16];
-    snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+    snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
     if (p->state != GSD_RUNNING) {
         gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state", "pending", "reason",
-                p->reason, by ? "by" : NULL, by, NULL);
+                gsd_reason(p), by ? "by" : NULL, by, NULL);
         return;
     }
     for (int g = 0, off = 0; g < GS_GPUS_MAX && off < (int)sizeof(gpus); g++)
@@ -321,7 +323,7 @@ void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct g
     if (!v) {
         gsd_bind_free(b);
         char key[GSD_KEY_MAX];
-        snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+        snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
         gsd_log("error", "out of memory: a call to the API server is not made", "pod", key, NULL);
         return;
     }
@@ -352,11 +354,12 @@ static int evicted_in_kube(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     snprintf(node, sizeof(node), "%s", gs_cluster_node_name(st->cluster, (size_t)p->pl.node));
     gsd_sched_forget(st, p, 0);
     gsd_pod_set_state(st, p, GSD_EVICTING); /* off the pending list stopped() put it on */
-    char why[sizeof(p->reason)];
-    memcpy(why, p->reason, sizeof(why));
-    snprintf(p->reason, sizeof(p->reason), /* it is never placed again: say what it waits for */
-             "evicted (%.330s): bound by kube-scheduler, it runs on node %s until %s", why, node,
-             st->cfg->kube ? "the API server says it is gone" : "the admin deletes it here");
+    char why[GSD_REASON_MAX];
+    snprintf(why, sizeof(why), "%s", gsd_reason(p));
+    gsd_pod_reason(p, /* it is never placed again: say what it waits for */
+                   "evicted (%.330s): bound by kube-scheduler, it runs on node %s until %s", why,
+                   node,
+                   st->cfg->kube ? "the API server says it is gone" : "the admin deletes it here");
     p->evicted_us = now;
     gsd_pod_unnominate(st, p);
     gsd_snap_touch(st, p);
@@ -385,12 +388,14 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
         d->by >= 0 && (size_t)d->by < st->sched.nsid ? st->sched.by_sid[d->by] : NULL;
     char by_key[GSD_KEY_MAX] = "";
     if (by) { /* the scheduler's words at the time: the pass since may have said more */
-        snprintf(by_key, sizeof(by_key), "%s/%s", by->ns, by->name);
-        snprintf(p->reason, sizeof(p->reason), "%s by %s", d->reclaim ? "reclaimed" : "preempted",
+        snprintf(by_key, sizeof(by_key), "%s/%s", by->spec.ns, by->spec.name);
+        char reason[GSD_REASON_MAX];
+        snprintf(reason, sizeof(reason), "%s by %s", d->reclaim ? "reclaimed" : "preempted",
                  by_key);
-        own_words(st, p);
+        own_words(st, p, reason);
+        gsd_pod_reason(p, "%s", reason);
     }
-    char *kept = strdup(p->reason); /* kept past the next pass */
+    char *kept = strdup(gsd_reason(p)); /* kept past the next pass */
     if (!kept)
         return -ENOMEM;
     free(p->last_eviction);

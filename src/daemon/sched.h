@@ -104,8 +104,9 @@ void gsd_sched_evict(struct gsd_state *st, const struct gsd_pod *p, int again);
  * be made once the batch commits, as gsd_sched_evict() queues an Eviction. */
 void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct gsd_pod *p);
 
-/* gsd_sched_sync() - @p's view (state, reason, placement) from the scheduler. */
-void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p);
+/* gsd_sched_sync() - @p's view (state, reason, placement) from the scheduler. Return: 1 when its
+ * reason changed; 0 when not (or, out of memory, the reason it had stays). */
+int gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p);
 
 /* gsd_sched_tenant() - the scheduler's index of tenant @name, or -1. */
 int gsd_sched_tenant(const struct gsd_state *st, const char *name);

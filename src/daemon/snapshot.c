@@ -237,8 +237,8 @@ void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struc
     int running = p->state == GSD_RUNNING;
     memset(v, 0, sizeof(*v));
     v->seq = p->seq;
-    memcpy(v->ns, p->ns, sizeof(v->ns));
-    memcpy(v->name, p->name, sizeof(v->name));
+    memcpy(v->ns, p->spec.ns, sizeof(v->ns));
+    memcpy(v->name, p->spec.name, sizeof(v->name));
     memcpy(v->tenant, p->tenant, sizeof(v->tenant));
     memcpy(v->uid, p->uid, sizeof(v->uid));
     memcpy(v->queue, p->queue, sizeof(v->queue));
@@ -259,7 +259,7 @@ void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struc
     v->gpucores = p->gpucores;
     v->priority = p->priority;
     v->why = running ? NULL : p->why;
-    v->reason = running ? "" : p->reason;
+    v->reason = running ? "" : gsd_reason(p);
     v->meta = p->meta;
     v->submit_us = p->submit_us;
     v->start_us = p->start_us;
@@ -840,10 +840,7 @@ static void sync_pending(struct gsd_state *st)
         return;
     st->sched.passed = 0;
     for (struct gsd_pod *p = st->pending; p; p = p->pnext) {
-        char was[sizeof(p->reason)];
-        memcpy(was, p->reason, sizeof(was));
-        gsd_sched_sync(st, p);
-        if (strcmp(was, p->reason) != 0) /* what else it shows a pass does not change */
+        if (gsd_sched_sync(st, p) > 0) /* what else it shows a pass does not change */
             gsd_snap_touch(st, p);
     }
 }
@@ -859,7 +856,7 @@ static void verify(struct gsd_state *st)
         gsd_podview_fill(st, p, &v);
         if (!p->view || !view_eq(p->view, &v)) {
             char key[GSD_KEY_MAX];
-            snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+            snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
             gsd_log("error", "snapshot: a pod changed without gsd_snap_touch()", "pod", key, NULL);
             abort();
         }

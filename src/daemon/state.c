@@ -29,6 +29,7 @@
 #include "gpusched/trace.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,7 @@ struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *n
     if (!st->tab_cap)
         return NULL;
     struct gsd_pod *p = st->tab[key_hash(ns, name) & (st->tab_cap - 1)];
-    while (p && (strcmp(p->ns, ns) || strcmp(p->name, name)))
+    while (p && (strcmp(p->spec.ns, ns) || strcmp(p->spec.name, name)))
         p = p->hnext;
     return p;
 }
@@ -79,7 +80,7 @@ static int tab_grow(struct gsd_state *st)
     if (!t)
         return -ENOMEM;
     for (struct gsd_pod *p = st->head; p; p = p->next) {
-        size_t h = key_hash(p->ns, p->name) & (cap - 1);
+        size_t h = key_hash(p->spec.ns, p->spec.name) & (cap - 1);
         p->hnext = t[h];
         t[h] = p;
     }
@@ -153,7 +154,7 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     p->bytes = held ? (uint32_t)strlen(p->body) : 0;
     if (held)
         *held += p->bytes;
-    size_t h = key_hash(p->ns, p->name) & (st->tab_cap - 1);
+    size_t h = key_hash(p->spec.ns, p->spec.name) & (st->tab_cap - 1);
     p->hnext = st->tab[h];
     st->tab[h] = p;
     p->prev = st->tail;
@@ -179,7 +180,7 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
 static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
 {
     gsd_snap_forget(st, p);
-    struct gsd_pod **pp = &st->tab[key_hash(p->ns, p->name) & (st->tab_cap - 1)];
+    struct gsd_pod **pp = &st->tab[key_hash(p->spec.ns, p->spec.name) & (st->tab_cap - 1)];
     while (*pp != p)
         pp = &(*pp)->hnext;
     *pp = p->hnext;
@@ -202,14 +203,36 @@ static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
     }
 }
 
+void gsd_pod_strings_free(struct gsd_pod *p)
+{
+    free(p->meta);
+    free(p->body);
+    free(p->reason);
+    free(p->last_eviction);
+}
+
 static void free_pod(struct gsd_pod *p)
 {
-    if (p) {
-        free(p->meta);
-        free(p->body);
-        free(p->last_eviction);
-    }
+    if (p)
+        gsd_pod_strings_free(p);
     free(p);
+}
+
+int gsd_pod_reason(struct gsd_pod *p, const char *fmt, ...)
+{
+    char text[GSD_REASON_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (!strcmp(text, gsd_reason(p)))
+        return 0;
+    char *m = text[0] ? strdup(text) : NULL;
+    if (text[0] && !m)
+        return -ENOMEM;
+    free(p->reason);
+    p->reason = m;
+    return 1;
 }
 
 /* A random RFC 4122 version 4 UUID, as Kubernetes gives pods. Its bytes come from a pool that
@@ -250,11 +273,6 @@ static void set_ferr(struct gsd_ferr *e, int status, const char *field, const ch
 /* The names and labels the API shows, from @p's spec; and its PodGroup record. */
 static void pod_names(struct gsd_state *st, struct gsd_pod *p)
 {
-    memcpy(p->ns, p->spec.ns, sizeof(p->ns));
-    memcpy(p->name, p->spec.name, sizeof(p->name));
-    memcpy(p->group, p->spec.group, sizeof(p->group));
-    memcpy(p->user, p->spec.user, sizeof(p->user));
-    memcpy(p->pclass, p->spec.priority_class, sizeof(p->pclass));
     p->gpucores = 0;
     for (int i = 0; i < p->spec.ncontainers; i++)
         if (p->spec.containers[i].gpucores > p->gpucores)
@@ -264,13 +282,14 @@ static void pod_names(struct gsd_state *st, struct gsd_pod *p)
         if (p->spec.model_mask & (1u << m))
             off += snprintf(p->models + off, sizeof(p->models) - (size_t)off, off ? "|%s" : "%s",
                             gs_catalog_at(m)->name);
-    p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
+    p->grp = p->spec.group[0] ? gsd_group_find(st, p->spec.ns, p->spec.group) : NULL;
     /* until the scheduler says (gsd_sched_sync()), the queue it would take (the core's rule): a
      * pod the policy holds back never gets one from it, and is counted in this one's pending; a
      * member whose PodGroup is not made yet, in its annotation's, else `default` */
-    const struct gs_podgroup_spec *g = p->grp        ? &p->grp->spec
-                                       : p->group[0] ? gsd_group_of_files(st->cfg, p->ns, p->group)
-                                                     : NULL;
+    const struct gs_podgroup_spec *g = p->grp ? &p->grp->spec
+                                       : p->spec.group[0]
+                                           ? gsd_group_of_files(st->cfg, p->spec.ns, p->spec.group)
+                                           : NULL;
     snprintf(p->queue, sizeof(p->queue), "%s", gs_pod_queue(&p->spec, g));
 }
 
@@ -382,9 +401,8 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         /* no GPU node has joined yet (gpuschedd installed first): what the pod asks is measured
          * against no card at all; it waits, held back as a reload holds one, and is submitted
          * again as each Node joins (rebuild()) */
-        snprintf(p->reason, sizeof(p->reason),
-                 "0/%zu nodes are available: no GPU node has joined yet (%.200s)",
-                 gs_cluster_node_count(st->cluster), e->msg);
+        gsd_pod_reason(p, "0/%zu nodes are available: no GPU node has joined yet (%.200s)",
+                       gs_cluster_node_count(st->cluster), e->msg);
         rc = 0;
     }
     if (rc) {
@@ -403,7 +421,7 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         return NULL; /* memory is abandoned with the process: the store is the truth */
     }
     char key[GSD_KEY_MAX]; /* NS/NAME, as every log line names a pod */
-    snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+    snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
     gsd_log("info", node >= 0 ? "pod bound" : "pod submitted", "pod", key, "tenant", p->tenant,
             NULL);
     if (node >= 0) { /* the extender's bind: there or nowhere */
@@ -412,7 +430,7 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
             rc = gsd_sched_take(st);
         if (rc == 1) {
             gsd_sched_sync(st, p);
-            set_ferr(e, 409, "Node", p->reason[0] ? p->reason : "does not fit");
+            set_ferr(e, 409, "Node", p->reason ? p->reason : "does not fit");
             gsd_pod_cancel(st, p);
             return NULL;
         }
@@ -487,7 +505,7 @@ static void misfit(struct gsd_state *st, const struct gsd_assigned *a, char *why
         if (p->state == GSD_RUNNING && p->pl.node == a->node && (p->pl.gpu_mask & a->gpu_mask)) {
             snprintf(why, cap,
                      "annotation " GSD_CARDS_ANNOTATION ": a card on %s is held by pod %s/%s", node,
-                     p->ns, p->name);
+                     p->spec.ns, p->spec.name);
             return;
         }
     snprintf(why, cap,
@@ -553,7 +571,7 @@ static int pod_leave(struct gsd_state *st, struct gsd_pod *p, int64_t now, int d
     }
     gsd_sched_forget(st, p, done);
     char key[GSD_KEY_MAX];
-    snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+    snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
     gsd_log("info", done ? "pod completed" : "pod cancelled", "pod", key, "tenant", p->tenant,
             NULL);
     unlink_pod(st, p);
@@ -603,8 +621,8 @@ static char *legacy_body(const struct gsd_pod *p)
         if (p->gpucores)
             json_object_set_new(lim, "nvidia.com/gpucores", json_integer(p->gpucores));
     }
-    json_t *md = json_pack("{s:s, s:s, s:O, s:O}", "name", p->name, "namespace", p->ns, "labels",
-                           json_object_get(meta, "labels"), "annotations",
+    json_t *md = json_pack("{s:s, s:s, s:O, s:O}", "name", p->spec.name, "namespace", p->spec.ns,
+                           "labels", json_object_get(meta, "labels"), "annotations",
                            json_object_get(meta, "annotations"));
     if (p->models[0])
         json_object_set_new(json_object_get(md, "annotations"), "gpusched.io/gpu-model",
@@ -643,11 +661,11 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
     }
     if (rc == -ENOMEM)
         return rc;
-    snprintf(p->reason, sizeof(p->reason), "was running on %s, which %s", node,
-             idx < 0 ? "the inventory no longer lists" : "cannot hold it any more");
+    gsd_pod_reason(p, "was running on %s, which %s", node,
+                   idx < 0 ? "the inventory no longer lists" : "cannot hold it any more");
     char key[GSD_KEY_MAX];
-    snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
-    gsd_log("warn", "pod put back to pending", "pod", key, "reason", p->reason, NULL);
+    snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
+    gsd_log("warn", "pod put back to pending", "pod", key, "reason", gsd_reason(p), NULL);
     gsd_pod_set_state(st, p, GSD_PENDING);
     p->pl = (struct gs_placement){.node = -1};
     return gsd_pod_unstart(st, p, gsd_sched_now(st));
@@ -691,7 +709,8 @@ static int running_refused(const struct gsd_state *st, const struct gsd_pod *p, 
                          "%s: pod %s/%s runs on node %s, and this config would refuse it (%s): "
                          "give the config what the pod needs, or cancel the pod under the config "
                          "it was admitted under first",
-                         config_files(st->cfg, 0, files, sizeof(files)), p->ns, p->name, node, why);
+                         config_files(st->cfg, 0, files, sizeof(files)), p->spec.ns, p->spec.name,
+                         node, why);
 }
 
 struct restore_ctx {
@@ -706,9 +725,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     struct gsd_state *st = ctx->st;
     struct gsd_pod *p = malloc(sizeof(*p));
     if (!p) {
-        free(sp->pod.meta);
-        free(sp->pod.last_eviction);
-        free(sp->pod.body);
+        gsd_pod_strings_free(&sp->pod);
         return -ENOMEM;
     }
     *p = sp->pod;
@@ -719,7 +736,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     }
     if (!gs_uid_ok(p->uid)) { /* bound through the extender before UIDs were checked */
         char key[GSD_KEY_MAX];
-        snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+        snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
         gsd_log("warn",
                 "pod's UID cannot name its folder on the node: its node's agent is not "
                 "given it (delete it, or let kube-scheduler bind it again)",
@@ -746,23 +763,25 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     /* read as POST read it (jansson, then the parser): YAML's reader refuses characters a JSON
      * string may hold (DEL, the C1 controls), and the pod would not read back */
     json_t *body = json_loads(p->body, 0, NULL);
-    int rc = body ? gs_pod_parse_json("store", body, 0, &p->spec, field, sizeof(field), &d)
+    struct gs_pod_spec spec; /* not read into p->spec: a pod not read keeps the stored names */
+    int rc = body ? gs_pod_parse_json("store", body, 0, &spec, field, sizeof(field), &d)
                   : gs_diag_error(&d, "store: the stored pod is not JSON");
     json_decref(body);
     if (rc == 0) {
+        p->spec = spec;
         history(p);
         pod_names(st, p);
         rc = gsd_sched_submit(st, p, &e);
         if (rc == -EINVAL) { /* the policy now refuses it: it stays, held back, saying why */
-            snprintf(p->reason, sizeof(p->reason), "%s", e.msg);
+            gsd_pod_reason(p, "%s", e.msg);
             rc = 0;
         }
     } else if (rc != -ENOMEM) {
-        snprintf(p->reason, sizeof(p->reason), "cannot read the stored pod again: %.200s", d.msg);
+        gsd_pod_reason(p, "cannot read the stored pod again: %.200s", d.msg);
         rc = 0;
     }
     if (!rc && p->state == GSD_RUNNING && p->sid < 0)
-        rc = running_refused(st, p, sp->node, p->reason, ctx->d);
+        rc = running_refused(st, p, sp->node, gsd_reason(p), ctx->d);
     struct gs_placement pl = p->pl;
     p->seen_us = p->nominated ? gsd_now_us() : 0; /* kube-scheduler has a while to ask again */
     int linked = !rc && !(rc = link_pod(st, p));
@@ -807,7 +826,7 @@ static int resubmit(struct gsd_state *st, struct gs_tenancy *old, struct gs_diag
             return running_refused(st, p, gs_cluster_node_name(st->cluster, (size_t)p->pl.node),
                                    e.msg, d);
         if (rc == -EINVAL) { /* a pending pod stays, held back, saying why */
-            snprintf(p->reason, sizeof(p->reason), "%s", e.msg);
+            gsd_pod_reason(p, "%s", e.msg);
             continue;
         }
         if (rc)
@@ -834,16 +853,16 @@ const char *gsd_node_model(const struct gsd_state *st, int node)
 static int owners_kept(const struct gsd_state *st, const struct gsd_config *cfg, struct gs_diag *d)
 {
     for (const struct gsd_pod *p = st->head; p; p = p->next) {
-        const struct gsd_tenant *t = gsd_tenant_of_ns(cfg, p->ns);
+        const struct gsd_tenant *t = gsd_tenant_of_ns(cfg, p->spec.ns);
         if (!strcmp(t ? t->name : "", p->tenant))
             continue;
         return gs_diag_error(d,
                              "%s: namespace %s, which holds pod %s/%s of tenant %s, would belong "
                              "to %s%s: cancel its pods first, or leave the namespace with its "
                              "tenant",
-                             cfg->path ? cfg->path : "the config", p->ns, p->ns, p->name,
-                             p->tenant[0] ? p->tenant : "(none)", t ? "tenant " : "no tenant",
-                             t ? t->name : "");
+                             cfg->path ? cfg->path : "the config", p->spec.ns, p->spec.ns,
+                             p->spec.name, p->tenant[0] ? p->tenant : "(none)",
+                             t ? "tenant " : "no tenant", t ? t->name : "");
     }
     return 0;
 }
@@ -862,7 +881,7 @@ static int queues_kept(const struct gsd_state *st, struct gs_diag *d)
     for (const struct gsd_pod *p = st->head; p && !q; p = p->next)
         if (p->source == GSD_SRC_API && p->state != GSD_EVICTING && p->spec.queue[0] &&
             gsd_queue_find(st, p->spec.queue) < 0)
-            q = p->spec.queue, ns = p->ns, name = p->name;
+            q = p->spec.queue, ns = p->spec.ns, name = p->spec.name;
     for (size_t i = 0; i < st->ngroups && !q; i++) {
         const struct gs_podgroup_spec *g = &st->groups[i]->spec;
         if (g->queue[0] && gsd_queue_find(st, g->queue) < 0)

@@ -49,20 +49,17 @@ struct gsd_pod {
     int64_t id;  /* store row id */
     int64_t seq; /* arrival order; unique for the life of the store */
     int32_t sid; /* the scheduler's id for it, -1 before it was submitted */
-    char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX], tenant[GSD_NAME_MAX], uid[GSD_UID_MAX];
+    char tenant[GSD_NAME_MAX], uid[GSD_UID_MAX]; /* its namespace and name: spec.ns, spec.name */
     char *meta; /* JSON text {"labels":{..},"annotations":{..}}, owned */
     char *body; /* the Pod object as received, JSON text, owned: what a restart parses */
     struct gs_pod_spec spec; /* what the scheduler reads (borrowed by it while the pod lives) */
     /* What the scheduler made of it (gsd_sched_sync()), for the API, the store and metrics. */
     struct gs_pod_req req; /* num_gpu cards of gpu_milli each (a MIG pod: 0), cpu, memory */
     int32_t gpumem_mib, gpucores, priority;
-    int64_t milli;             /* GPU share it holds or asks, milli-GPU (cards x share) */
-    char models[160];          /* '|'-joined GPU models it may use, "" any */
-    char group[GSD_OBJ_MAX];   /* PodGroup within the namespace, "" = none */
-    char user[GSD_NAME_MAX];   /* label `user` */
-    char pclass[GSD_NAME_MAX]; /* spec.priorityClassName */
-    char queue[GSD_NAME_MAX];  /* the queue it runs in */
-    struct gsd_group *grp;     /* its posted PodGroup, NULL = none */
+    int64_t milli;            /* GPU share it holds or asks, milli-GPU (cards x share) */
+    char models[160];         /* '|'-joined GPU models it may use, "" any */
+    char queue[GSD_NAME_MAX]; /* the queue it runs in */
+    struct gsd_group *grp;    /* its posted PodGroup, NULL = none */
     uint8_t state, source;
     uint8_t nominated;      /* extender: submitted by filter, not yet bound by kube-scheduler */
     uint8_t nudged;         /* nominated: kube-scheduler was told its cards are held (extender.c) */
@@ -73,7 +70,10 @@ struct gsd_pod {
     struct gs_placement pl; /* valid when running: node, cards, milli-GPU per card */
     char mig[GSD_MIG_MAX];  /* MIG profile asked, "" = none */
     int8_t mig_start;       /* running MIG pod: its instance's first memory slice */
-    char reason[GSD_REASON_MAX];
+    /* why it waits, at most GSD_REASON_MAX - 1 bytes (owned; NULL none, as for every running pod):
+     * read by gsd_reason(), written by gsd_pod_reason(); not a room in each pod, which a large
+     * store's memory would pay for every pod that runs */
+    char *reason;
     const char *why; /* a pending pod's main reason, kube-scheduler words (static), or NULL */
     int64_t submit_us, start_us;
     int64_t evicted_us; /* GSD_EVICTING: when its Eviction was decided; 0 unknown (a restart) */
@@ -250,6 +250,19 @@ const char *gsd_node_model(const struct gsd_state *st, int node);
  * instead of a 409.
  */
 int gsd_pod_same(const struct gsd_pod *p, const struct gsd_podspec *spec, const char *tenant);
+/*
+ * gsd_pod_reason() - @p's reason becomes printf(@fmt, ...), cut to GSD_REASON_MAX - 1 bytes; ""
+ * clears it. The same text again allocates nothing (a pass words every pending pod again).
+ * Return: 1 when the text changed; 0 when it did not; -ENOMEM (the reason it had stays).
+ */
+int gsd_pod_reason(struct gsd_pod *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* gsd_reason() - @p's reason ("" none), borrowed until the next gsd_pod_reason() of it. */
+static inline const char *gsd_reason(const struct gsd_pod *p)
+{
+    return p->reason ? p->reason : "";
+}
+/* gsd_pod_strings_free() - free the text @p owns (meta, body, reason, last eviction), not @p. */
+void gsd_pod_strings_free(struct gsd_pod *p);
 /* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
 int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
 /* gsd_pod_unstart() - @p, put back to pending at @now_us (scheduler clock), loses its start in the

@@ -452,8 +452,8 @@ static void bind_text(sqlite3_stmt *q, int i, const char *v)
 static void bind_identity(sqlite3_stmt *q, const struct gsd_pod *p)
 {
     sqlite3_bind_int64(q, 1, p->seq);
-    bind_text(q, 2, p->ns);
-    bind_text(q, 3, p->name);
+    bind_text(q, 2, p->spec.ns);
+    bind_text(q, 3, p->spec.name);
     bind_text(q, 4, p->tenant);
     bind_text(q, 5, p->uid);
 }
@@ -525,7 +525,7 @@ int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *nod
         bind_text(q, 17, node);
     else
         sqlite3_bind_null(q, 17);
-    bind_text(q, 18, p->reason);
+    bind_text(q, 18, gsd_reason(p));
     sqlite3_bind_int64(q, 19, p->submit_us);
     sqlite3_bind_int64(q, 20, p->start_us);
     bind_text(q, 21, p->mig);
@@ -563,7 +563,7 @@ int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t 
         return -EIO;
     sqlite3_stmt *q = s->q[Q_POD_UNSTART];
     sqlite3_bind_int64(q, 1, p->id);
-    bind_text(q, 2, p->reason);
+    bind_text(q, 2, gsd_reason(p));
     bind_history(q, 3, p);
     return step(s, Q_POD_UNSTART) ? -EIO : ledger_close(s, p, end_us);
 }
@@ -585,7 +585,7 @@ int gsd_store_pod_evicting(struct gsd_store *s, const struct gsd_pod *p, const c
     sqlite3_stmt *q = s->q[Q_POD_EVICTING];
     sqlite3_bind_int64(q, 1, p->id);
     bind_text(q, 2, node);
-    bind_text(q, 3, p->reason);
+    bind_text(q, 3, gsd_reason(p));
     return step(s, Q_POD_EVICTING) ? -EIO : ledger_close(s, p, end_us);
 }
 
@@ -790,8 +790,8 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
     memset(sp, 0, sizeof(*sp));
     p->id = sqlite3_column_int64(q, 0);
     p->seq = sqlite3_column_int64(q, 1);
-    col_text(q, 2, p->ns, sizeof(p->ns));
-    col_text(q, 3, p->name, sizeof(p->name));
+    col_text(q, 2, p->spec.ns, sizeof(p->spec.ns));
+    col_text(q, 3, p->spec.name, sizeof(p->spec.name));
     col_text(q, 4, p->tenant, sizeof(p->tenant));
     col_text(q, 5, p->uid, sizeof(p->uid));
     const unsigned char *meta = sqlite3_column_text(q, 6);
@@ -809,7 +809,8 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
     p->source = (uint8_t)(p->nominated ? GSD_SRC_EXTENDER : source);
     p->state = (uint8_t)sqlite3_column_int(q, 16);
     col_text(q, 17, sp->node, sizeof(sp->node));
-    col_text(q, 18, p->reason, sizeof(p->reason));
+    const unsigned char *reason = sqlite3_column_text(q, 18);
+    p->reason = reason && reason[0] ? strdup((const char *)reason) : NULL;
     p->submit_us = sqlite3_column_int64(q, 19);
     p->start_us = sqlite3_column_int64(q, 20);
     col_text(q, 21, p->mig, sizeof(p->mig));
@@ -825,7 +826,8 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
     p->last_eviction_us = sqlite3_column_int64(q, 28);
     p->pl.node = -1;
     p->mig_start = -1;
-    return p->meta && (p->body || !body || !body[0]) && (p->last_eviction || !last || !last[0])
+    return p->meta && (p->body || !body || !body[0]) && (p->last_eviction || !last || !last[0]) &&
+                   (p->reason || !reason || !reason[0])
                ? 0
                : -ENOMEM;
 }
@@ -879,9 +881,7 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
             cards_of(cards, ncards, &sp.pod);
             rc = fn(ud, &sp);
         } else {
-            free(sp.pod.meta);
-            free(sp.pod.body);
-            free(sp.pod.last_eviction);
+            gsd_pod_strings_free(&sp.pod);
         }
     }
     sqlite3_finalize(q);

@@ -232,9 +232,9 @@ static void unmade_podgroups(struct gsd_text *t, const struct gsd_state *st)
     json_t *waiting = json_object(), *queue = json_object(); /* "NS/NAME": its pods, its queue */
     char key[GSD_KEY_MAX];
     for (const struct gsd_pod *p = st->head; p && waiting && queue; p = p->next) {
-        if (!p->group[0] || p->grp || gsd_group_of_files(st->cfg, p->ns, p->group))
+        if (!p->spec.group[0] || p->grp || gsd_group_of_files(st->cfg, p->spec.ns, p->spec.group))
             continue;
-        snprintf(key, sizeof(key), "%s/%s", p->ns, p->group);
+        snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.group);
         json_int_t n = json_integer_value(json_object_get(waiting, key));
         if (json_object_set_new(waiting, key, json_integer(n + 1)))
             t->full = 1; /* out of memory: the answer says so */
@@ -386,7 +386,7 @@ static int pod(struct gsd_text *t, const struct gsd_state *st, const struct gsd_
         json_object_set_new(md, "annotations", an);
     }
     char buf[64];
-    json_object_set_new(md, "namespace", json_string(p->ns));
+    json_object_set_new(md, "namespace", json_string(p->spec.ns));
     if (!json_object_get(j, "kind")) /* posted without them, as the API allows: a scenario needs */
         json_object_set_new(j, "kind", json_string("Pod"));
     if (!json_object_get(j, "apiVersion"))

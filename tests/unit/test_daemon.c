@@ -891,8 +891,8 @@ static struct gsd_pod mkpod(int64_t seq, const char *name, int running)
         .pl = {.node = 0, .gpu_mask = 5u, .gpu_milli = 1000},
         .submit_us = 10,
         .start_us = running ? 20 : 0};
-    strcpy(p.ns, "a");
-    strcpy(p.name, name);
+    strcpy(p.spec.ns, "a");
+    strcpy(p.spec.name, name);
     strcpy(p.tenant, "ta");
     strcpy(p.uid, "u-1");
     return p;
@@ -932,7 +932,7 @@ static void test_store(void **state)
     struct loaded l = {0};
     assert_int_equal(gsd_store_load(s, keep, &l), 0);
     assert_int_equal(l.n, 1);
-    assert_string_equal(l.pods[0].name, "waits");
+    assert_string_equal(l.pods[0].spec.name, "waits");
     assert_int_equal(l.pods[0].state, GSD_RUNNING);
     assert_string_equal(l.nodes[0], "n2");
     assert_int_equal(l.pods[0].pl.gpu_mask, 2u);
