@@ -752,6 +752,12 @@ static void reply_out(struct gsd_req *r, struct out *o)
  * alone fits, so kube-scheduler binds it there again and that bind completes it. A pod of that
  * name submitted to the API fits nowhere: a bind could never take it.
  */
+static int gang_short(const struct gsd_state *st, const struct gsd_pod *p)
+{
+    return p->nominated && !p->bound && p->grp &&
+           gs_tenancy_podgroup_lacking(st->sched.tn, p->spec.ns, p->spec.group) > 0;
+}
+
 static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
                            const struct ext_args *a, int64_t *sc, const char **why)
 {
@@ -769,9 +775,11 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
     if (!p || p->state != GSD_RUNNING || (spec->uid[0] && p->uid[0] && strcmp(spec->uid, p->uid)))
         return;
     /* placed with its mates, one of which was deleted before it bound: binding the rest would
-     * run the gang short, so each keeps its place until another member comes */
-    int short_gang = p->nominated && !p->bound && p->grp &&
-                     gs_tenancy_podgroup_lacking(st->sched.tn, p->spec.ns, p->spec.group) > 0;
+     * run the gang short, so each keeps its place until another member comes, and is nudged
+     * again then (kube-scheduler, refused now, would try it again only in its own time) */
+    int short_gang = gang_short(st, p);
+    if (short_gang)
+        p->nudged = 0;
     for (size_t i = 0; i < a->n; i++)
         if (a->idx[i] >= 0) {
             sc[i] = a->idx[i] == p->pl.node && !short_gang ? 2 : GS_UNSCHEDULABLE; /* >= 2: fits */
@@ -1629,7 +1637,7 @@ void gsd_extender_nudge(struct gsd_state *st)
     st->nudge_due = 0;
     for (struct gsd_pod *p = st->head; p; p = p->next)
         if (p->nominated && !p->nudged && p->state == GSD_RUNNING &&
-            !(closed && is_closed(closed, p->pl.node))) {
+            !(closed && is_closed(closed, p->pl.node)) && !gang_short(st, p)) {
             const char *node = gs_cluster_node_name(st->cluster, (size_t)p->pl.node);
             gsd_sched_api_call(st, gsd_nudge_new(st->cfg->kube, p, node), p);
             p->nudged = 1;

@@ -18,8 +18,9 @@
  * name it, a GET of the pod decides by spec.nodeName and metadata.uid). That settles a Binding
  * whose answer was lost (the connection broke after it was sent, or a 504): it is sent once more.
  *
- * Following. gsd_kube_follow() lists the pods that have a node and then watches them from the
- * list's resourceVersion (with bookmarks), so a pod deleted or finished is reported at once;
+ * Following. gsd_kube_follow() lists the pods that have a node and then watches every pod from
+ * the list's resourceVersion (with bookmarks), so a pod deleted or finished is reported at once,
+ * one gpuschedd holds cards for that kube-scheduler has not bound yet too (a gang's member);
  * a watch that ends is made again from the last resourceVersion seen, "410 Gone" (too old)
  * lists afresh, and failures are retried with a backoff from 0.5 s doubling to 30 s. The Nodes
  * are followed the same way (kubenodes.c makes the inventory of them), and Volcano's PodGroups
@@ -1031,7 +1032,7 @@ void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s)
     struct watch w = {.sink = s,
                       .query = s->podgroups ? GSD_PODGROUPS_PATH "?"
                                : s->node    ? "/api/v1/nodes?"
-                                         : "/api/v1/pods?fieldSelector=" GSD_BOUND_PODS_QUERY "&",
+                                            : "/api/v1/pods?",
                       .on_object = s->node ? node_event : pod_event};
     const char *what = s->podgroups ? "PodGroup" : s->node ? "node" : "pod";
     char why[2 * GS_DIAG_MSG_MAX], token[TOKEN_MAX], msg[96];

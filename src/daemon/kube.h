@@ -161,7 +161,8 @@ struct gsd_kube_sink {
  * GET GSD_PODGROUPS_PATH in pages of 500, at most GSD_KUBE_GROUPS_MAX, and its watch; a 404,
  * the resource not served, is logged once and asked again every minute) until @s->stop says
  * so: a list
- * (gsd_kube_live()), then a watch from its resourceVersion with bookmarks
+ * (gsd_kube_live()), then a watch from its resourceVersion with bookmarks (of every pod: a pod
+ * held for its gang, not bound yet, is reported gone too)
  * (?watch=1&allowWatchBookmarks=true, the body read as it streams, one event a line of up to
  * 4 MiB), made again from the last resourceVersion when it ends; the API server's version is
  * logged first, for the pods (an error in the log when older than 1.GSD_KUBE_MIN_MINOR); a fresh

@@ -424,7 +424,8 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
     snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
     gsd_log("info", node >= 0 ? "pod bound" : "pod submitted", "pod", key, "tenant", p->tenant,
             NULL);
-    if (node >= 0) { /* the extender's bind: there or nowhere */
+    st->nudge_due |= p->grp != NULL; /* its gang may be whole again: its held mates are told */
+    if (node >= 0) {                 /* the extender's bind: there or nowhere */
         rc = gs_tenancy_bind_to(st->sched.tn, gsd_sched_now(st), p->sid, node);
         if (rc == 0)
             rc = gsd_sched_take(st);

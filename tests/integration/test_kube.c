@@ -66,7 +66,8 @@ static struct {
     char nodes[2048];         /* the answer to GET /api/v1/nodes (not recorded) */
     char node_watch[2048];    /* Node watch events, sent by every Node watch until changed (a
                                  watch of a daemon stopped before may be waiting still) */
-    char list_selector[64];   /* its labelSelector */
+    char list_selector[64];   /* its fieldSelector */
+    char watch_selector[64];  /* the last pod watch's fieldSelector, "none" without one */
     int lists;                /* lists answered */
     int no_policy_v1;         /* GET /apis/policy/v1 answers 404, as 1.20 does (not recorded) */
     int evict_429;            /* Evictions answered 429 before they are answered 201 */
@@ -184,7 +185,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const char *watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
         const char *secs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
         pthread_mutex_lock(&f.mu);
-        snprintf(f.list_selector, sizeof(f.list_selector), "%s", sel ? sel : "");
+        if (watch)
+            snprintf(f.watch_selector, sizeof(f.watch_selector), "%s", sel ? sel : "none");
+        else
+            snprintf(f.list_selector, sizeof(f.list_selector), "%s", sel ? sel : "");
         const char *rv = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "resourceVersion");
         f.lists += !watch;
         f.watches += !!watch;
@@ -296,7 +300,7 @@ static void fake_reset(void)
     f.drop_bindings = 0;
     f.hold = f.hold_one = 0;
     f.held_status = 201;
-    f.list[0] = f.list_selector[0] = '\0';
+    f.list[0] = f.list_selector[0] = f.watch_selector[0] = '\0';
     f.lists = 0;
     f.no_policy_v1 = f.evict_429 = 0;
     f.groups[0] = f.group_watch[0] = '\0';
@@ -1050,6 +1054,9 @@ static void test_watch_releases_at_once(void **state)
     assert_true(fake_count(&f.watches, 1) >= 1);
     char got[64];
     assert_string_equal(fake_copy(f.watch_rv, got), "10"); /* from the list */
+    /* every pod watched, not only the bound ones the list has: a pod held for its gang is
+     * deleted before kube-scheduler binds it too */
+    assert_string_equal(fake_copy(f.watch_selector, got), "none");
     watch_sends("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
                 "{\"resourceVersion\":\"42\"}}}\n"
                 "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
@@ -2292,8 +2299,34 @@ static void test_podgroups_member_first(void **state)
     snprintf(node[2], sizeof(node[2]), "%s", strcmp(node[0], "n-a100-0") ? "n-a100-0" : "n-a100-1");
     assert_int_equal(member_filter("kd", "kd-2", why), 1);
     bind_ok("kd-2", node[2]);
+    /* whole again: kd-0, refused meanwhile, is nudged again at once */
+    const char *kd0 = "/api/v1/namespaces/team-a/pods/kd-0";
+    for (int k = 0; k < 300 && fake_got("PATCH", kd0) < 2; k++)
+        usleep(50000);
+    assert_int_equal(fake_got("PATCH", kd0), 2);
     assert_int_equal(member_filter("kd", "kd-0", why), 1);
     bind_ok("kd-0", node[0]);
+    /* a held member deleted in the API server before kube-scheduler bound it: the watch (of
+     * every pod, not only the bound ones) says so at once, with no nudge to find it gone */
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kd-0\",\"uid\":\"uid-kd-0\",\"resourceVersion\":\"62\"}}}\n"
+                "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kd-2\",\"uid\":\"uid-kd-2\",\"resourceVersion\":\"63\"}}}\n");
+    assert_int_equal(pod_status_becomes("kd-2", 404), 404);
+    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kh", 2, "") "}\n");
+    assert_int_equal(group_status_becomes("kh", 200), 200);
+    assert_int_equal(member_filter("kh", "kh-0", why), 0);
+    assert_int_equal(member_filter("kh", "kh-1", why), 0);
+    nudged_to("kh-0", node[0]);
+    nudged_to("kh-1", node[1]);
+    before = log_count("pod deleted or finished in Kubernetes: cards released");
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kh-1\",\"uid\":\"uid-kh-1\",\"resourceVersion\":\"64\"}}}\n");
+    assert_int_equal(pod_status_becomes("kh-1", 404), 404);
+    assert_true(log_count("pod deleted or finished in Kubernetes: cards released") > before);
+    assert_int_equal(member_filter("kh", "kh-0", why), 0);
+    if (!strstr(why, "its gang lost a member that was deleted before it bound"))
+        fail_msg("filter of kh-0: %s", why);
     *strstr(section, "  syncSeconds: 300") = '\0';
     strcat(section, "  syncSeconds: 0\n");
     reload_kubernetes(section);
