@@ -518,16 +518,27 @@ static int tasks_same(const struct gs_podgroup_spec *a, const struct gs_podgroup
  * lost on the way) gets it back, 200, as a pod does; another spec is a 409. The same queue is
  * the one its members run in (gs_podgroup_queue()): no spec.queue and `queue: default`, which is
  * how Volcano and GET show one posted without, are the same. */
+static int same_spec(const struct gsd_group *old, const struct gsd_group *g)
+{
+    return old->spec.min_member == g->spec.min_member &&
+           old->spec.min_gpu_milli == g->spec.min_gpu_milli &&
+           old->spec.min_cpu_milli == g->spec.min_cpu_milli &&
+           old->spec.min_memory_mib == g->spec.min_memory_mib &&
+           old->spec.min_pods == g->spec.min_pods && tasks_same(&old->spec, &g->spec) &&
+           !strcmp(gs_podgroup_queue(&old->spec), gs_podgroup_queue(&g->spec)) &&
+           !strcmp(old->spec.priority_class, g->spec.priority_class);
+}
+
+/* The same spec, labels and annotations. */
+static int same_group(const struct gsd_group *old, const struct gsd_group *g)
+{
+    return same_spec(old, g) && !strcmp(old->meta, g->meta ? g->meta : "{}");
+}
+
 static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
                              const struct gsd_group *g)
 {
-    int spec = old->spec.min_member == g->spec.min_member &&
-               old->spec.min_gpu_milli == g->spec.min_gpu_milli &&
-               old->spec.min_cpu_milli == g->spec.min_cpu_milli &&
-               old->spec.min_memory_mib == g->spec.min_memory_mib &&
-               old->spec.min_pods == g->spec.min_pods && tasks_same(&old->spec, &g->spec) &&
-               !strcmp(gs_podgroup_queue(&old->spec), gs_podgroup_queue(&g->spec)) &&
-               !strcmp(old->spec.priority_class, g->spec.priority_class);
+    int spec = same_spec(old, g);
     if (spec && !strcmp(old->meta, g->meta))
         gsd_reply_json(r, 200, group_json(old));
     else
@@ -537,6 +548,83 @@ static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
                         g->spec.ns, g->spec.name,
                         spec ? "the same spec but other labels or annotations" : "another spec");
 }
+
+/* Its queue or PriorityClass, changed: the field that says so into @field, 1; 0 the same. */
+static int admission_changed(const struct gs_podgroup_spec *a, const struct gs_podgroup_spec *b,
+                             const char **field, const char **was, const char **now)
+{
+    int q = strcmp(gs_podgroup_queue(a), gs_podgroup_queue(b)) != 0;
+    if (!q && !strcmp(a->priority_class, b->priority_class))
+        return 0;
+    *field = q ? "spec.queue" : "spec.priorityClassName";
+    *was = q ? gs_podgroup_queue(a) : a->priority_class;
+    *now = q ? gs_podgroup_queue(b) : b->priority_class;
+    return 1;
+}
+
+/*
+ * PodGroup @old, which the API server holds, as it now holds it (@g, PUT: kube_take()): its
+ * minMember, minResources, minTaskMember, labels and annotations in place, as Volcano reads a
+ * PodGroup edited (a Job scaled changes its minMember); the scheduler takes the spec as a
+ * PodGroup made again (gs_tenancy_podgroup(): its members and those completed stay its own). Its
+ * queue and PriorityClass are not changed: its members were admitted to them as each came, and
+ * one gang in two queues is none; a 409 names the field.
+ */
+static void change_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group *old,
+                         const struct gsd_group *g)
+{
+    const char *field, *was, *now;
+    if (admission_changed(&old->spec, &g->spec, &field, &was, &now)) {
+        gsd_reply_error(r, 409, field,
+                        "PodGroup %s/%s: %s changed from \"%s\" to \"%s\"; gpuschedd keeps \"%s\", "
+                        "which its members were admitted to (delete the PodGroup and make it "
+                        "again to change it)",
+                        g->spec.ns, g->spec.name, field, was, now, was);
+        return;
+    }
+    int64_t bytes = group_bytes(g);
+    char over[GS_DIAG_MSG_MAX], *meta = strdup(g->meta ? g->meta : "{}");
+    if (bytes < 0 || !meta) {
+        free(meta);
+        gsd_reply_error(r, 500, "", "out of memory");
+        return;
+    }
+    if (old->tenant[0] &&
+        gsd_tenant_bytes_over(st, old->tenant, bytes - old->bytes, over, sizeof(over))) {
+        free(meta);
+        gsd_reply_error(r, 403, "", "%s", over);
+        return;
+    }
+    int64_t *held = old->tenant[0] ? gsd_tenant_bytes(st, old->tenant, 0) : NULL;
+    if (held)
+        *held += bytes - old->bytes;
+    old->bytes = bytes;
+    free(old->meta);
+    old->meta = meta;
+    old->spec = g->spec;
+    if (gsd_store_group_put(st->store, old)) {
+        st->failed = 1;
+        gsd_reply_error(r, 503, "", "the store failed; the daemon restarts from its last commit");
+        return;
+    }
+    if (gs_tenancy_podgroup(st->sched.tn, &old->spec) < 0) {
+        st->failed = 1; /* out of memory: the store has it, the next start will */
+        gsd_reply_error(r, 500, "", "out of memory");
+        return;
+    }
+    for (struct gsd_pod *p = st->head; p; p = p->next)
+        if (p->grp == old)
+            gsd_sched_sync(st, p);
+    gsd_snap_touch_all(st);
+    char key[GSD_KEY_MAX], min[16];
+    snprintf(key, sizeof(key), "%s/%s", old->spec.ns, old->spec.name);
+    snprintf(min, sizeof(min), "%d", old->spec.min_member);
+    gsd_log("info", "podgroup changed in the API server: applied", "podgroup", key, "minMember",
+            min, NULL);
+    gsd_reply_json(r, 200, group_json(old));
+}
+
+static int same_group(const struct gsd_group *old, const struct gsd_group *g);
 
 static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                         struct gsd_group *g)
@@ -550,11 +638,13 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
         memcpy(g->spec.ns, viewer->ns[0], sizeof(g->spec.ns));
     if (!may_use(st, r, viewer, g->spec.ns))
         return;
-    const struct gsd_group *old = gsd_group_find(st, g->spec.ns, g->spec.name);
-    if (old) {
+    struct gsd_group *old = gsd_group_find(st, g->spec.ns, g->spec.name);
+    if (old && !strcmp(r->method, "PUT") && old->kube && !same_group(old, g))
+        change_group(st, r, old, g);
+    else if (old)
         post_group_again(r, old, g);
+    if (old)
         return;
-    }
     /* taking a config file's over would reset its gang, its completed members too */
     if (gsd_group_of_files(st->cfg, g->spec.ns, g->spec.name)) {
         gsd_reply_error(r, 409, "metadata.name",
@@ -811,7 +901,8 @@ static void kube_take(struct gsd_state *st, const json_t *obj, const char *key)
         free(text);
         return;
     }
-    struct gsd_req r = {.kind = GSD_REQ_HTTP, .method = "POST", .path = "/v1/podgroups"};
+    /* PUT: one held already takes what the API server now says (change_group()) */
+    struct gsd_req r = {.kind = GSD_REQ_HTTP, .method = "PUT", .path = "/v1/podgroups"};
     r.body = text;
     r.len = strlen(text);
     post_group(st, &r, NULL); /* the admin's: the API server's RBAC let it be written */
@@ -820,7 +911,8 @@ static void kube_take(struct gsd_state *st, const json_t *obj, const char *key)
     snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
     struct gsd_group *g = gsd_group_find(st, ns, slash + 1);
     if ((r.status == 200 || r.status == 201) && g) {
-        g->kube = 1;
+        if (!g->kube && (g->kube = 1) && gsd_store_group_put(st->store, g))
+            st->failed = 1; /* stored: a restart's first list deletes it if it went meanwhile */
         g->kube_gone = 0;
         json_object_del(st->kube_refused, key);
         if (r.warning && r.status == 201)

@@ -28,9 +28,10 @@ struct gsd_group {
     int32_t members, running; /* pods held that name it; of them, running */
     int64_t bytes;            /* what it counts against maxPodBytesPerTenant (gang.c) */
     uint64_t tried;           /* the retry pass that last tried it */
-    /* gsd_kube_podgroups(), not stored: the API server holds it (taken from there, or posted
-     * with the same spec), so deleting it there deletes it here; kube_gone: deleted there while
-     * pods named it, deleted here once none do */
+    /* gsd_kube_podgroups(): kube, the API server holds it (taken from there, or posted with
+     * the same spec), so deleting it there deletes it here (stored: a list after a restart
+     * that lacks it deletes it); kube_gone, not stored: deleted there while pods named it,
+     * deleted here once none do */
     uint8_t kube, kube_gone;
 };
 #define GSD_GANG_MAX      10000      /* minMember at most */

@@ -44,7 +44,9 @@
  * it said, '' none) and pods.last_eviction_us (when, scheduler clock), and podgroups.seq, the
  * order they were made in (a list's continue token; numbered by creation in a store written
  * before). Schema 11 adds podgroups.min_task_member, a PodGroup's spec.minTaskMember as a JSON
- * object of task name: members ('{}' in a store written before, when none could be taken). A
+ * object of task name: members ('{}' in a store written before, when none could be taken).
+ * Schema 12 adds podgroups.kube, 1 for a PodGroup the API server holds (gsd_group.kube: one the
+ * API server no longer lists once gpuschedd restarts is deleted; 0 in a store written before). A
  * store of an older schema is brought forward on open, one step per version, each in its own
  * transaction (migrate[]); a store of a newer schema is refused.
  */
@@ -63,7 +65,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 11
+#define SCHEMA_VERSION 12
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -100,6 +102,8 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     " < (podgroups.created_us, podgroups.namespace, podgroups.name));",
     /* minTaskMember ('{}' before: a PodGroup with one was refused) */
     "ALTER TABLE podgroups ADD COLUMN min_task_member TEXT NOT NULL DEFAULT '{}';",
+    /* the API server's (0 before: not known, kept until deleted here as one posted is) */
+    "ALTER TABLE podgroups ADD COLUMN kube INTEGER NOT NULL DEFAULT 0;",
 };
 
 static const char schema[] =
@@ -195,10 +199,11 @@ static const char *const sql[Q_COUNT] = {
     [Q_NODE_PUT] = "INSERT OR REPLACE INTO node_health(node, ready, since_us) VALUES(?1, ?2, ?3)",
     [Q_GPU_BAD] = "INSERT OR REPLACE INTO gpu_health(node, gpu, xid, since_us) VALUES(?1,?2,?3,?4)",
     [Q_GPU_OK] = "DELETE FROM gpu_health WHERE node = ?1 AND gpu = ?2",
-    [Q_GROUP_PUT] = "INSERT INTO podgroups(namespace, name, tenant, min_member, queue,"
+    [Q_GROUP_PUT] = "INSERT OR REPLACE INTO podgroups(namespace, name, tenant, min_member, queue,"
                     " priority_class, created_us, meta, min_gpu_milli, min_cpu_milli,"
-                    " min_memory_mib, succeeded, min_pods, seq, min_task_member)"
-                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                    " min_memory_mib, succeeded, min_pods, seq, min_task_member, kube)"
+                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+                    " ?16)",
     [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
     [Q_GROUP_SUCCEEDED] = "UPDATE podgroups SET succeeded = ?3 WHERE namespace = ?1 AND name = ?2",
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
@@ -915,6 +920,7 @@ int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g)
         return -ENOMEM;
     }
     bind_text(q, 15, text);
+    sqlite3_bind_int(q, 16, g->kube);
     int rc = step(s, Q_GROUP_PUT);
     free(text);
     return rc;
@@ -964,6 +970,7 @@ static int group_row(sqlite3_stmt *q, void *ud)
             : -1;
     g.spec.min_pods = sqlite3_column_int64(q, 12);
     g.seq = sqlite3_column_int64(q, 13);
+    g.kube = sqlite3_column_int(q, 15) != 0;
     json_t *tasks = json_loads((const char *)sqlite3_column_text(q, 14), 0, NULL);
     struct gsd_ferr e = {.stored = 1};
     if (!tasks || gsd_group_tasks_read(tasks, &g.spec, &e))
@@ -979,7 +986,7 @@ int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct g
     return each_row(s,
                     "SELECT namespace, name, tenant, min_member, queue, priority_class,"
                     " created_us, meta, min_gpu_milli, min_cpu_milli, min_memory_mib,"
-                    " succeeded, min_pods, seq, min_task_member FROM podgroups"
+                    " succeeded, min_pods, seq, min_task_member, kube FROM podgroups"
                     " ORDER BY seq, created_us, namespace, name",
                     NULL, group_row, &gr);
 }

@@ -133,7 +133,8 @@ struct gsd_stored {
 int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud);
 
 /*
- * PodGroups: gsd_store_group_put() inserts @g's row, gsd_store_group_succeeded() writes its
+ * PodGroups: gsd_store_group_put() writes @g's row (in place of one of its name), with whether
+ * the API server holds it (gsd_group.kube), gsd_store_group_succeeded() writes its
  * count of members completed, gsd_store_group_delete() removes it; gsd_store_group_load() calls
  * @fn for every stored one, oldest first. Return: 0; the callback's negative return; -EIO.
  */

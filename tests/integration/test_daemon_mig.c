@@ -391,7 +391,7 @@ static void test_old_store(void **state)
                                         -1, &q, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 11);
+    assert_int_equal(sqlite3_column_int(q, 0), 12);
     assert_int_equal(sqlite3_column_int(q, 1), 0);
     assert_int_equal(sqlite3_column_int(q, 2), 1);
     assert_int_equal(sqlite3_column_int(q, 3), 0);

@@ -797,9 +797,10 @@ static void stored_group(struct daemon *d, const char *name, char *path, size_t 
 }
 
 /* Store schema 7 adds a PodGroup's minResources, schema 8 its members completed, schema 9 the pod
- * count of its minResources, schema 10 a pod's last eviction, schema 11 its minTaskMember: a schema
- * 6 store (the tables as schema 6 made them) is brought forward, its PodGroup read as naming none
- * and with none completed, and its member placed at once. */
+ * count of its minResources, schema 10 a pod's last eviction, schema 11 its minTaskMember, schema
+ * 12 whether the API server holds it: a schema 6 store (the tables as schema 6 made them) is
+ * brought forward, its PodGroup read as naming none, with none completed and not the API
+ * server's, and its member placed at once. */
 static void test_store_schema6(void **state)
 {
     (void)state;
@@ -819,6 +820,7 @@ static void test_store_schema6(void **state)
                                   "ALTER TABLE pods DROP COLUMN last_eviction_us;"
                                   "ALTER TABLE podgroups DROP COLUMN seq;"
                                   "ALTER TABLE podgroups DROP COLUMN min_task_member;"
+                                  "ALTER TABLE podgroups DROP COLUMN kube;"
                                   "UPDATE meta SET value = 6 WHERE key = 'schema';",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -838,12 +840,12 @@ static void test_store_schema6(void **state)
                                   "SELECT (SELECT value FROM meta WHERE key = 'schema')"
                                   " || ' ' || (min_gpu_milli + min_cpu_milli + min_memory_mib"
                                   " + min_pods)"
-                                  " || ' ' || succeeded || ' ' || min_task_member"
+                                  " || ' ' || succeeded || ' ' || min_task_member || ' ' || kube"
                                   " FROM podgroups WHERE name = 'pg6'",
                                   first_cell, row, NULL),
                      SQLITE_OK);
-    /* the last schema; no minResources, none completed, no minTaskMember */
-    assert_string_equal(row, "11 0 0 {}");
+    /* the last schema; no minResources, none completed, no minTaskMember, not the API server's */
+    assert_string_equal(row, "12 0 0 {} 0");
     sqlite3_close(db);
     h_cleanup(&d);
 }

@@ -2083,6 +2083,8 @@ static void nudged_then_bound(const char *group, const char *name, char *node)
  * is logged once, naming it and the field, and the others are taken; a watch adds, fixes and
  * deletes them; one deleted while its members run stays until they are gone.
  */
+static long group_min(const char *name);
+
 static void test_podgroups_followed(void **state)
 {
     (void)state;
@@ -2117,6 +2119,15 @@ static void test_podgroups_followed(void **state)
     nudged_then_bound("kg2", "kg2-0", node[0]);
     nudged_then_bound("kg2", "kg2-1", node[1]);
     assert_string_not_equal(node[0], node[1]);
+    /* edited in the API server (a Job scaled): its minMember changes in place; its queue is not
+     * moved under its members, refused naming the field */
+    group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP("team-a", "kg3", 2, "") "}\n");
+    assert_int_equal(log_count_reaches("podgroup changed in the API server: applied", 1), 1);
+    assert_int_equal(group_min("kg3"), 2);
+    group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP("team-a", "kg3", 4,
+                                                                  ",\"queue\":\"q-other\"") "}\n");
+    assert_int_equal(log_count_reaches("spec.queue changed from", 1), 1);
+    assert_int_equal(group_min("kg3"), 2);
     /* a watch: one added, the refused one fixed, a status change of it alone not tried again */
     group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP(
         "team-a", "kbad", 1,
@@ -2124,7 +2135,7 @@ static void test_podgroups_followed(void **state)
                                                     "{\"type\":\"ADDED\",\"object\":" KGROUP(
                                                         "team-a", "kw", 1, "") "}\n");
     assert_int_equal(group_status_becomes("kw", 200), 200);
-    assert_int_equal(log_count("PodGroup of the API server refused"), 1);
+    assert_int_equal(log_count("PodGroup of the API server refused"), 2); /* kbad's, kg3's queue */
     group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP(
         "team-a", "kbad", 1, "") "}\n"
                                  "{\"type\":\"DELETED\",\"object\":" KGROUP(
@@ -2142,6 +2153,13 @@ static void test_podgroups_followed(void **state)
                 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
                 "\"name\":\"kg2-1\",\"uid\":\"uid-kg2-1\",\"resourceVersion\":\"51\"}}}\n");
     assert_int_equal(group_status_becomes("kg2", 404), 404);
+    /* deleted in the API server while gpuschedd was down: the store says the API server held
+     * it, and the first list after the restart, which lacks it, deletes it */
+    h_kill(&d);
+    groups_listed("%s", KGROUP("team-a", "kg3", 2, ""));
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(group_status_becomes("kbad", 404), 404);
+    assert_int_equal(group_status_becomes("kg3", 200), 200);
     *strstr(section, "  syncSeconds: 300") = '\0';
     strcat(section, "  syncSeconds: 0\n");
     reload_kubernetes(section);
