@@ -1622,7 +1622,11 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
         st->failed = 1;
         return -EIO;
     }
-    gsd_log("info", "pod nominated: kube-scheduler found no node, gpusched's scheduler takes it",
+    gsd_log("info",
+            p->spec.group[0] ? "pod nominated: gpusched's scheduler holds this gang member, to "
+                               "bind with its mates"
+                             : "pod nominated: kube-scheduler found no node, gpusched's scheduler "
+                               "takes it",
             "pod", key, "state", p->state == GSD_RUNNING ? "running" : "pending", NULL);
     return 0;
 }

@@ -2289,6 +2289,7 @@ static void test_podgroups_member_first(void **state)
     }
     usleep(500000);
     assert_int_equal(fake_got("PATCH", "/api/v1/namespaces/team-a/pods/kf-0"), 0); /* held */
+    assert_true(log_count("pod nominated: gpusched's scheduler holds this gang member") >= 2);
     group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kf", 2, "") "}\n");
     char node[3][64];
     nudged_then_bound("kf", "kf-0", node[0]);
