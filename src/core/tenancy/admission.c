@@ -1166,13 +1166,6 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     return 0;
 }
 
-/* Pod group @group's PodGroup when it is made; NULL for none, or the placeholder of one a pod
- * names before it is made (minMember 0: its queue is not known yet). */
-static const struct gs_podgroup_spec *made_group(const struct gs_tenancy *t, int32_t group)
-{
-    return group >= 0 && t->pgs[group]->min_member > 0 ? t->pgs[group] : NULL;
-}
-
 /*
  * The Volcano Queue a pod runs in, by the one rule (gs_pod_queue()): its PodGroup's spec.queue,
  * `default` when the PodGroup names none (Volcano's admission writes it in); a pod of no PodGroup
@@ -1185,7 +1178,7 @@ static const struct gs_podgroup_spec *made_group(const struct gs_tenancy *t, int
 static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group)
 {
     const struct gs_policy *pol = t->pol;
-    const char *want = gs_pod_queue(sp, made_group(t, group));
+    const char *want = gs_pod_queue(sp, gs__tn_made_group(t, group));
     for (size_t i = 0; i < pol->nqueues; i++)
         if (strcmp(pol->queues[i].name, want) == 0)
             return (int32_t)i;
@@ -1201,7 +1194,7 @@ static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp
 static int queue_conflict(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group,
                           char *why, size_t size)
 {
-    const struct gs_podgroup_spec *g = made_group(t, group);
+    const struct gs_podgroup_spec *g = gs__tn_made_group(t, group);
     const char *pg = g ? gs_podgroup_queue(g) : "";
     if (!g || !sp->queue[0] || strcmp(pg, sp->queue) == 0)
         return 0;

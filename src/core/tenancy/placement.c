@@ -1278,8 +1278,7 @@ int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
     pr->p.seq = INT64_MAX;
     pr->p.submit = t->now;
     int placeholder = 0;
-    if (gs__tn_admit(t, &pr->p) ||
-        (placeholder = pr->p.group >= 0 && t->pgs[pr->p.group]->min_member == 0)) {
+    if (gs__tn_admit(t, &pr->p) || (placeholder = gs__tn_group_parked(t, pr->p.group))) {
         if (placeholder) /* only pods have named it: none passes before it is made */
             gs__say(pr->p.reason, sizeof(pr->p.reason),
                     "PodGroup %s/%s does not exist yet: the pod waits for it to be made", sp->ns,

@@ -477,7 +477,7 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
         t->gang_members = m;
     }
     *id = pod;
-    if (p->group >= 0 && t->pgs[p->group]->min_member == 0) { /* parked: not arrived yet */
+    if (gs__tn_group_parked(t, p->group)) { /* not arrived yet */
         gs__say(p->reason, sizeof(p->reason),
                 "PodGroup %s/%s does not exist yet: the pod waits for it to be made", sp->ns,
                 sp->group);
@@ -571,8 +571,8 @@ int gs_tenancy_release(struct gs_tenancy *t, int32_t id)
     struct rpod *p = &t->pods[id];
     p->released = 1;
     gs__tn_user_release(t, p);
-    const struct gs_podgroup_spec *pg = p->group >= 0 ? t->pgs[p->group] : NULL;
-    if (pg && pg->min_member == 0) { /* its PodGroup was never made: the last member drops it */
+    if (gs__tn_group_parked(t, p->group)) { /* never made: the last member drops it */
+        const struct gs_podgroup_spec *pg = t->pgs[p->group];
         int r = gs_tenancy_podgroup_drop(t, pg->ns, pg->name);
         return r == -EBUSY ? 0 : r;
     }
@@ -586,7 +586,7 @@ int gs_tenancy_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
     if (g->min_member < 1)
         return -EINVAL;
     int32_t i = gs__tn_group_find(t, g->ns, g->name);
-    int parked = i >= 0 && t->pgs[i]->min_member == 0;
+    int parked = gs__tn_group_parked(t, i);
     int r = gs__tn_podgroup(t, g);
     t->epoch++; /* a gang's minMember may have changed: its members are worth a try */
     if (r >= 0 && parked)
@@ -655,7 +655,7 @@ int32_t gs_tenancy_podgroup_done(const struct gs_tenancy *t, const char *ns, con
 int32_t gs_tenancy_podgroup_lacking(const struct gs_tenancy *t, const char *ns, const char *name)
 {
     int32_t i = gs__tn_group_find(t, ns, name), n;
-    if (i < 0 || t->pgs[i]->min_member == 0) /* min_member 0: a placeholder (placeholder()) */
+    if (!gs__tn_made_group(t, i)) /* none, or a placeholder */
         return -ENOENT;
     n = gs__tn_gang_lacking(t, i);
     return n > 0 ? n : 0;

@@ -472,6 +472,20 @@ int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size);
 /* placement.c */
 /* Is @g elastic: fewer members must run together (minMember) than it has, its members not gone
  * and those that completed (which is what a new scheduler of the pods held knows of it)? */
+/* Pod group @group's PodGroup when it is made; NULL for none (@group < 0), or the placeholder of
+ * one its pods named before it was made (minMember 0: its queue is not known yet). */
+static inline const struct gs_podgroup_spec *gs__tn_made_group(const struct gs_tenancy *t,
+                                                               int32_t group)
+{
+    return group >= 0 && t->pgs[group]->min_member > 0 ? t->pgs[group] : NULL;
+}
+
+/* Pod group @group is the placeholder of a PodGroup not made yet (gs__tn_made_group()). */
+static inline int gs__tn_group_parked(const struct gs_tenancy *t, int32_t group)
+{
+    return group >= 0 && !gs__tn_made_group(t, group);
+}
+
 static inline int gs__tn_gang_elastic(const struct gang *g)
 {
     return g->min > 0 && (int32_t)g->members.n - g->left + g->done > g->min;
