@@ -24,17 +24,20 @@ const char *gs_discover_source_name(enum gs_discover_source s)
     return s == GS_FROM_NVML ? "nvml" : s == GS_FROM_SMI ? "nvidia-smi" : "hwloc";
 }
 
-/* What waitpid()'s @status says of `@smi topo -m`: the shell answers 127 for a command it
- * cannot find (POSIX, "Command Search and Execution"). Returns -ENOENT. */
-static int smi_failed(const char *smi, int status, struct gs_diag *d)
+/* What waitpid()'s @status says of `@smi topo -m`, with the first line it wrote to standard
+ * error (@err, "" none: nvidia-smi says there why it failed, "NVIDIA-SMI has failed because it
+ * couldn't communicate with the NVIDIA driver"); the shell answers 127 for a command it cannot
+ * find (POSIX, "Command Search and Execution"). Returns -ENOENT. */
+static int smi_failed(const char *smi, int status, const char *err, struct gs_diag *d)
 {
+    int line = (int)strcspn(err, "\n");
     if (WIFSIGNALED(status))
         return gs_diag_error_code(d, -ENOENT, "%s topo -m killed by signal %d", smi,
                                   WTERMSIG(status));
     if (WEXITSTATUS(status) == 127)
         return gs_diag_error_code(d, -ENOENT, "%s: not found", smi);
-    return gs_diag_error_code(d, -ENOENT, "%s topo -m exited with status %d", smi,
-                              WEXITSTATUS(status));
+    return gs_diag_error_code(d, -ENOENT, "%s topo -m exited with status %d%s%.*s", smi,
+                              WEXITSTATUS(status), line ? ": " : "", line, err);
 }
 
 static int64_t now_ms(void)
@@ -45,18 +48,27 @@ static int64_t now_ms(void)
 }
 
 /* `sh -c @cmd` in a process group of its own (so that whatever it starts can be killed with it),
- * its standard output into *@fd. Return: the child's pid; -errno. */
-static pid_t spawn_sh(const char *cmd, int *fd)
+ * its standard output into *@fd, its standard error into *@efd. Return: the child's pid; -errno. */
+static pid_t spawn_sh(const char *cmd, int *fd, int *efd)
 {
-    int p[2];
+    int p[2], q[2];
     if (pipe(p))
         return -errno;
+    if (pipe(q)) {
+        int e = errno;
+        close(p[0]);
+        close(p[1]);
+        return -e;
+    }
     pid_t pid = fork();
     if (pid == 0) { /* only async-signal-safe calls until exec */
         setpgid(0, 0);
         dup2(p[1], 1);
+        dup2(q[1], 2);
         close(p[0]);
         close(p[1]);
+        close(q[0]);
+        close(q[1]);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
@@ -64,31 +76,61 @@ static pid_t spawn_sh(const char *cmd, int *fd)
     if (pid > 0) /* also here: a kill of the group must not come before the child's own call */
         setpgid(pid, pid);
     close(p[1]);
+    close(q[1]);
     if (pid < 0) {
         close(p[0]);
+        close(q[0]);
         return -e;
     }
     *fd = p[0];
+    *efd = q[0];
     return pid;
+}
+
+/* What is ready on standard error @efd: the first @ecap - 1 bytes kept in @err (NUL-ended, @got
+ * so far), the rest dropped so that the command never waits on a full pipe. Return: 0; -1 at
+ * its end (or an error: it is read no more). */
+static int read_err(int efd, char *err, size_t ecap, size_t *got)
+{
+    char tmp[512];
+    ssize_t k = read(efd, tmp, sizeof(tmp));
+    if (k < 0 && errno == EINTR)
+        return 0;
+    if (k <= 0)
+        return -1;
+    size_t take = *got + 1 < ecap ? ecap - 1 - *got : 0;
+    take = take < (size_t)k ? take : (size_t)k;
+    memcpy(err + *got, tmp, take);
+    *got += take;
+    err[*got] = '\0';
+    return 0;
 }
 
 /*
  * Reads @fd into @buf until end of file, @cap + 1 bytes (one past the cap: over it) or @deadline
- * (now_ms()). Return: the bytes read; -ETIMEDOUT; -EIO.
+ * (now_ms()), and meanwhile standard error @efd as read_err() reads it into @err (@ecap bytes).
+ * Return: the bytes read; -ETIMEDOUT; -EIO.
  */
-static ssize_t read_until(int fd, char *buf, size_t cap, int64_t deadline)
+static ssize_t read_until(int fd, char *buf, size_t cap, int efd, char *err, size_t ecap,
+                          int64_t deadline)
 {
-    size_t n = 0;
+    size_t n = 0, got = 0;
+    err[0] = '\0';
     while (n <= cap) {
         int64_t left = deadline - now_ms();
-        struct pollfd pf = {fd, POLLIN, 0};
-        int r = left > 0 ? poll(&pf, 1, (int)(left < INT32_MAX ? left : INT32_MAX)) : 0;
+        struct pollfd pf[2] = {{fd, POLLIN, 0}, {efd, POLLIN, 0}};
+        int r =
+            left > 0 ? poll(pf, efd >= 0 ? 2 : 1, (int)(left < INT32_MAX ? left : INT32_MAX)) : 0;
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
             return -EIO;
         if (r == 0)
             return -ETIMEDOUT;
+        if (efd >= 0 && pf[1].revents && read_err(efd, err, ecap, &got))
+            efd = -1;
+        if (!pf[0].revents)
+            continue;
         ssize_t k = read(fd, buf + n, cap + 1 - n);
         if (k < 0 && errno == EINTR)
             continue;
@@ -109,17 +151,18 @@ static int from_smi(const char *smi, int timeout_ms, struct gs_topo *t, struct g
 {
     char cmd[512];
     const char *name = smi ? smi : GS_DISCOVER_SMI;
-    snprintf(cmd, sizeof(cmd), "%s topo -m 2>/dev/null", name);
-    char *buf = malloc(GS_TOPOTEXT_MAX_BYTES + 1);
+    snprintf(cmd, sizeof(cmd), "%s topo -m", name);
+    char *buf = malloc(GS_TOPOTEXT_MAX_BYTES + 1), err[256];
     if (!buf)
         return gs_diag_error_code(d, -ENOMEM, "out of memory");
-    int fd = -1, status = 0, rc;
-    pid_t pid = spawn_sh(cmd, &fd);
+    int fd = -1, efd = -1, status = 0, rc;
+    pid_t pid = spawn_sh(cmd, &fd, &efd);
     if (pid < 0) {
         free(buf);
         return gs_diag_error_code(d, (int)pid, "%s: %s", cmd, strerror((int)-pid));
     }
-    ssize_t n = read_until(fd, buf, GS_TOPOTEXT_MAX_BYTES, now_ms() + timeout_ms);
+    ssize_t n =
+        read_until(fd, buf, GS_TOPOTEXT_MAX_BYTES, efd, err, sizeof(err), now_ms() + timeout_ms);
     close(fd);
     if (n < 0 || (size_t)n > GS_TOPOTEXT_MAX_BYTES) { /* it would write or wait on: unread */
         kill(-pid, SIGKILL);
@@ -127,6 +170,13 @@ static int from_smi(const char *smi, int timeout_ms, struct gs_topo *t, struct g
     }
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    size_t got = strlen(err); /* what it wrote to standard error once its output ended */
+    for (struct pollfd pe = {efd, POLLIN, 0};
+         poll(&pe, 1, 0) > 0 && !read_err(efd, err, sizeof(err), &got);)
+        ;
+    close(efd);
+    if (!err[0] && n > 0 && (size_t)n <= GS_TOPOTEXT_MAX_BYTES) /* it may say why on its output */
+        snprintf(err, sizeof(err), "%.*s", (int)n, buf);
     if (n == -ETIMEDOUT)
         rc = gs_diag_error_code(d, -ETIMEDOUT, "%s topo -m timed out after %g s: killed", name,
                                 timeout_ms / 1000.0);
@@ -137,7 +187,7 @@ static int from_smi(const char *smi, int timeout_ms, struct gs_topo *t, struct g
             gs_diag_error_code(d, -E2BIG, "%s topo -m printed more than %zu bytes, the cap: killed",
                                name, GS_TOPOTEXT_MAX_BYTES);
     else if (status != 0)
-        rc = smi_failed(name, status, d);
+        rc = smi_failed(name, status, err, d);
     else
         rc = gs_topo_parse_text("nvidia-smi topo -m", buf, (size_t)n, t, d);
     free(buf);

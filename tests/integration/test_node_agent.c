@@ -1410,6 +1410,8 @@ static void test_discover_says_fallbacks(void **state)
     assert_non_null(strstr(nvml, "discovery: NVML: cannot load /nonexistent/libnvidia-ml.so.1"));
     assert_true(strchr(nvml, '\n') < second); /* one line each */
     assert_non_null(strstr(second, "nvidia-smi-fails topo -m"));
+    /* what it said on standard error, why it failed */
+    assert_non_null(strstr(second, "exited with status 9: NVIDIA-SMI has failed"));
     assert_non_null(strstr(second, "trying hwloc\n"));
     assert_null(strstr(second + 1, "gpusched-agent: discovery: "));
     t_run_free(&r);

@@ -198,6 +198,19 @@ static void test_discover_fallbacks(void **state)
         assert_non_null(strstr(d.msg, "/nonexistent/nvidia-smi: not found"));
         assert_non_null(strstr(d.msg, "hwloc"));
     }
+    /* one that fails says why, on its output as nvidia-smi does without a driver */
+    snprintf(smi, sizeof(smi), "%s/nvidia-smi-no-driver", tmp);
+    write_file(smi, "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with "
+                    "the NVIDIA driver.\"\necho second line\nexit 9\n");
+    chmod(smi, 0755);
+    o.smi = smi;
+    gs_diag_init(&d);
+    rc = gs_discover(&o, t, NULL, &d);
+    if (rc == -ENODEV) {
+        assert_non_null(strstr(d.msg, "nvidia-smi-no-driver topo -m exited with status 9: "
+                                      "NVIDIA-SMI has failed because it couldn't communicate"));
+        assert_null(strstr(d.msg, "second line"));
+    }
     /* with NVML there, NVML wins */
     setenv("FAKE_NVML_CONFIG", NODE "dgx1.nvml", 1);
     o.nvml_lib = lib();
