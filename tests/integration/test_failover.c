@@ -469,6 +469,47 @@ static void test_reasons_after_failures(void **state)
     h_cleanup(&d);
 }
 
+/* A pod its node's loss or its card's failure sends back says so in last_eviction, even beside
+ * alike pods that waited already (their last failure's words are not its). */
+static void test_requeue_says_why(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char node[64], want[160];
+    start(&d, NULL);
+    submit_on(&d, "q0", 8, "A100-SXM4-80GB", NULL);
+    submit_on(&d, "q1", 8, "A100-SXM4-80GB", NULL);
+    submit_on(&d, "q2", 8, "A100-SXM4-80GB", NULL); /* waits: no room */
+    pod_node(&d, "q0", node, sizeof(node));
+    beat(&d, node, TOKEN_NODE, 200);
+    advance(&d, 41);
+    h_expect(&d, "GET", "/v1/pods/team-a/q0", TOKEN_A, NULL, 200, &a);
+    const char *said =
+        json_string_value(json_object_get(json_object_get(a.json, "last_eviction"), "reason"));
+    snprintf(want, sizeof(want), "node %s is not ready: its pods wait again", node);
+    if (!said || strcmp(said, want))
+        fail_msg("q0's last eviction: \"%s\", expected \"%s\"", said ? said : "(none)", want);
+    h_answer_free(&a);
+    snprintf(want, sizeof(want),
+             "pod=team-a/q0 tenant=team-a state=pending reason=\"node %s is not", node);
+    assert_true(h_log_has(&d, want));
+    /* a card's failure, the same */
+    char path[128];
+    pod_node(&d, "q1", node, sizeof(node));
+    snprintf(path, sizeof(path), "/v1/nodes/%s/gpus/0/health", node);
+    h_expect(&d, "POST", path, TOKEN_NODE, "{\"healthy\": false, \"xid\": 79}", 200, &a);
+    h_answer_free(&a);
+    h_expect(&d, "GET", "/v1/pods/team-a/q1", TOKEN_A, NULL, 200, &a);
+    said = json_string_value(json_object_get(json_object_get(a.json, "last_eviction"), "reason"));
+    snprintf(want, sizeof(want), "GPU 0 of node %s failed: its pods wait again", node);
+    if (!said || strcmp(said, want))
+        fail_msg("q1's last eviction: \"%s\", expected \"%s\"", said ? said : "(none)", want);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_system_clock(void **state)
 {
     (void)state;
@@ -787,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_system_clock),
         cmocka_unit_test(test_xid),
         cmocka_unit_test(test_reasons_after_failures),
+        cmocka_unit_test(test_requeue_says_why),
         cmocka_unit_test(test_modes_kept),
         cmocka_unit_test(test_registered_topology),
         cmocka_unit_test(test_snapshot_tenants),

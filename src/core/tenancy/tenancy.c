@@ -718,6 +718,7 @@ static int requeue(struct gs_tenancy *t, int32_t id, const char *why)
     p->state = GS_POD_PENDING;
     p->node = -1;
     gs__say(p->reason, sizeof(p->reason), "%s", why);
+    p->said = ++t->said; /* its words until a pass tries it: not an earlier failure of alike pods */
     if (r < 0 || (r = gs__tn_decide(t, &d)) < 0)
         return r;
     t->epoch++;
