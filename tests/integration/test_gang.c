@@ -300,23 +300,32 @@ static void test_gang_task_succeeded(void **state)
 }
 
 /* A gang's pending reason names its PodGroup whole, up to a 253-byte name (Kubernetes' longest
- * object name), and what holds it back after: the daemon keeps the core's reason of up to 512
- * bytes, before and after a restart. */
+ * object name), and what holds it back after, the member it names cut short where its name is
+ * long too: the daemon keeps the core's reason of up to 512 bytes, before and after a restart. */
 static void test_gang_long_name(void **state)
 {
     (void)state;
     struct daemon d;
-    char pg[254], why[320];
+    char pg[254], why[512], w4[254];
     memset(pg, 'g', 253);
     pg[253] = '\0';
-    snprintf(why, sizeof(why), "gang %s: member w4 cannot be placed: 0/4 nodes are available", pg);
+    memset(w4, 'w', 252);
+    w4[252] = '4';
+    w4[253] = '\0';
+    snprintf(why, sizeof(why),
+             "gang %s: member %.64s... cannot be placed: 0/4 nodes are available: 4 Insufficient "
+             "nvidia.com/gpu.",
+             pg, w4);
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_write(d.nodes, nodes), 0);
     assert_int_equal(h_start(&d), 0);
     h_podgroup(&d, "team-a", pg, 5, 201); /* five boards asked, four exist */
     for (int i = 0; i < 5; i++) {
-        char name[8];
-        snprintf(name, sizeof(name), "w%d", i);
+        char name[254];
+        if (i < 4)
+            snprintf(name, sizeof(name), "w%d", i);
+        else
+            memcpy(name, w4, sizeof(w4));
         submit_member(&d, name, pg);
     }
     for (int restart = 0; restart < 2; restart++) {

@@ -1105,6 +1105,18 @@ int32_t gs__tn_task_spare(const struct gs_tenancy *t, int32_t group, const struc
     return k < 0 ? INT32_MAX : need[k] < 0 ? -need[k] : 0;
 }
 
+/* A member's name as a gang's reason says it, after the PodGroup's whole name and before the
+ * cause: up to NAME_SAID - 1 bytes, a longer one (Kubernetes allows 253) cut with "...", so that
+ * the cause is not what the reason's GS_REASON_MAX bytes cut off. */
+#define NAME_SAID 68
+static const char *cut_name(char out[NAME_SAID], const char *name)
+{
+    if (strlen(name) < NAME_SAID)
+        return name;
+    gs__say(out, NAME_SAID, "%.*s...", NAME_SAID - 4, name);
+    return out;
+}
+
 int32_t gs__tn_gang_lacking(const struct gs_tenancy *t, int32_t group)
 {
     const struct gang *g = &t->gangs[group];
@@ -1160,7 +1172,7 @@ static int place_members(struct gs_tenancy *t, const int32_t *m, int nm, struct 
         if ((r = gs__tn_place_one(t, m[k], x, -1, capacity)) != 0)
             break;
     if (r > 0) {
-        char why[GS_REASON_MAX];
+        char why[GS_REASON_MAX], mname[NAME_SAID];
         gs__reason_copy(why, t->pods[m[k]].reason);
         /* The member itself too: it waits for the gang. Members name their gang alike, so the
          * words are formatted once and copied (a gang fails many times a day, each member). */
@@ -1171,7 +1183,7 @@ static int place_members(struct gs_tenancy *t, const int32_t *m, int nm, struct 
             else
                 gs__say(t->pods[m[j]].reason, GS_REASON_MAX,
                         "gang %s: member %s cannot be placed: %s", v->sp->group,
-                        t->pods[m[k]].sp->name, why);
+                        cut_name(mname, t->pods[m[k]].sp->name), why);
         }
         r = gs__tn_rollback(t, x, 0, 0) < 0 ? -ENOMEM : 1;
     }
