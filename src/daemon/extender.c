@@ -1643,7 +1643,7 @@ void gsd_extender_nudge(struct gsd_state *st)
         if (p->nominated && !p->nudged && p->state == GSD_RUNNING &&
             !(closed && is_closed(closed, p->pl.node)) && !gang_short(st, p)) {
             const char *node = gs_cluster_node_name(st->cluster, (size_t)p->pl.node);
-            gsd_sched_api_call(st, gsd_nudge_new(st->cfg->kube, p, node), p);
+            gsd_sched_api_call(st, gsd_nudge_new(st->cfg->kube, p, node, gsd_now_us()), p);
             p->nudged = 1;
         }
     free(closed);

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TOKEN_MAX     16384      /* bytes of a bearer token file (a service account JWT: ~1 KiB) */
 #define ANSWER_MAX    (1 << 20)  /* bytes of an API server answer kept */
@@ -380,12 +381,19 @@ struct gsd_bind *gsd_evict_new(const struct gsd_kube *k, const struct gsd_pod *p
     return job_new(k, p, 1);
 }
 
-struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node)
+struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
+                               int64_t now_us)
 {
     struct gsd_bind *b = job_new(k, p, 2);
-    json_t *patch =
-        b ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations", GSD_NOMINATED_ANNOTATION, node)
-          : NULL;
+    char at[40], day[24];
+    time_t secs = (time_t)(now_us / 1000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(at, sizeof(at), "%s.%06dZ", day, (int)(now_us % 1000000));
+    json_t *patch = b ? json_pack("{s:{s:{s:s, s:s}}}", "metadata", "annotations",
+                                  GSD_NOMINATED_ANNOTATION, node, GSD_NUDGED_ANNOTATION, at)
+                      : NULL;
     if (patch && p->uid[0])
         json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(p->uid));
     if (b) {

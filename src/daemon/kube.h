@@ -66,16 +66,21 @@ int gsd_kube_evict(struct gsd_bind *b);
 
 /*
  * gsd_nudge_new() - the API call that tells kube-scheduler to try pod @p again now that gpusched
- * holds its cards on node @node: a merge patch of the annotation GSD_NOMINATED_ANNOTATION (with
- * the pod's UID, so a pod made again under the name is not touched). kube-scheduler moves an
- * unschedulable pod whose metadata changed back to its active queue (an event it would otherwise
- * wait up to a minute for). gsd_kube_nudge() sends it, within b->kube.timeout_ms. Blocks.
- * Return: the job (NULL out of memory); gsd_kube_nudge(): 0; -ENOENT the pod is gone (404) or
- * another under its name (409: the UID precondition failed); -EIO with b->err.
+ * holds its cards on node @node: a merge patch of the annotations GSD_NOMINATED_ANNOTATION and
+ * GSD_NUDGED_ANNOTATION, the wall clock at @now_us in RFC 3339 to the microsecond (with the pod's
+ * UID, so a pod made again under the name is not touched). kube-scheduler moves an unschedulable
+ * pod whose metadata changed back to its active queue (an event it would otherwise wait up to a
+ * minute for); the time makes each nudge a change, the same node named again too (a patch that
+ * changes nothing writes nothing and tells nobody). gsd_kube_nudge() sends it, within
+ * b->kube.timeout_ms. Blocks. Return: the job (NULL out of memory); gsd_kube_nudge(): 0; -ENOENT
+ * the pod is gone (404) or another under its name (409: the UID precondition failed); -EIO with
+ * b->err.
  */
-struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node);
+struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
+                               int64_t now_us);
 int gsd_kube_nudge(struct gsd_bind *b);
 #define GSD_NOMINATED_ANNOTATION "gpusched.io/nominated-node"
+#define GSD_NUDGED_ANNOTATION    "gpusched.io/nudged-at"
 #define GSD_EVICT_TRIES          7
 
 enum { GSD_KUBE_BOUND = 0, GSD_KUBE_REFUSED = 1, GSD_KUBE_UNKNOWN = 2 };

@@ -2310,6 +2310,7 @@ static void test_podgroups_member_first(void **state)
     assert_int_equal(member_filter("kd", "kd-0", why), 0);
     assert_int_equal(member_filter("kd", "kd-1", why), 0);
     nudged_to("kd-0", node[0]);
+    json_t *first = fake_body("PATCH", "/api/v1/namespaces/team-a/pods/kd-0");
     assert_int_equal(log_count_reaches("nominated pod gone from the API server", before + 1),
                      before + 1);
     assert_int_equal(member_filter("kd", "kd-0", why), 0);
@@ -2323,6 +2324,22 @@ static void test_podgroups_member_first(void **state)
     for (int k = 0; k < 300 && fake_got("PATCH", kd0) < 2; k++)
         usleep(50000);
     assert_int_equal(fake_got("PATCH", kd0), 2);
+    /* the same node named again: the time makes it a change, which kube-scheduler hears of (a
+     * patch that changes nothing writes nothing) */
+    json_t *again = fake_body("PATCH", kd0);
+    const char *at[2];
+    for (int i = 0; i < 2; i++) {
+        const json_t *ann =
+            json_object_get(json_object_get(i ? again : first, "metadata"), "annotations");
+        assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/nominated-node")),
+                            node[0]);
+        at[i] = json_string_value(json_object_get(ann, "gpusched.io/nudged-at"));
+        assert_non_null(at[i]);
+        assert_int_equal(strlen(at[i]), strlen("2026-12-07T15:50:00.123456Z"));
+    }
+    assert_string_not_equal(at[0], at[1]);
+    json_decref(first);
+    json_decref(again);
     assert_int_equal(member_filter("kd", "kd-0", why), 1);
     bind_ok("kd-0", node[0]);
     /* a held member deleted in the API server before kube-scheduler bound it: the watch (of
