@@ -469,6 +469,8 @@ static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
         rc = bad(&e, "metadata", "its labels and annotations are not a JSON object");
     if (!rc && g->succeeded < 0) /* the store's reader's mark of a value out of range */
         rc = bad(&e, "status.succeeded", "not a count of members in 0..1000000000");
+    if (!rc && g->kube > 1) /* the store's reader's mark of a value neither 0 nor 1 */
+        rc = bad(&e, "kube", "not 0 or 1 (whether the API server holds it)");
     if (!rc && g->spec.ntasks < 0) /* the store's reader's mark of text it could not take */
         rc = bad(&e, "spec.minTaskMember", "not a JSON object of task name: members");
     if (!rc)

@@ -970,7 +970,11 @@ static int group_row(sqlite3_stmt *q, void *ud)
             : -1;
     g.spec.min_pods = sqlite3_column_int64(q, 12);
     g.seq = sqlite3_column_int64(q, 13);
-    g.kube = sqlite3_column_int(q, 15) != 0;
+    sqlite3_int64 kube = sqlite3_column_int64(q, 15);
+    /* 2 (refused by the caller's check) unless 0 or 1 */
+    g.kube = sqlite3_column_type(q, 15) == SQLITE_INTEGER && (kube == 0 || kube == 1)
+                 ? (uint8_t)kube
+                 : 2;
     json_t *tasks = json_loads((const char *)sqlite3_column_text(q, 14), 0, NULL);
     struct gsd_ferr e = {.stored = 1};
     if (!tasks || gsd_group_tasks_read(tasks, &g.spec, &e))

@@ -884,6 +884,10 @@ static void test_store_bad_group(void **state)
          "the stored PodGroup team-a/pgb: status.succeeded: not a count"},
         {"UPDATE podgroups SET succeeded = 'abc'",
          "the stored PodGroup team-a/pgb: status.succeeded: not a count"},
+        {"UPDATE podgroups SET succeeded = 0, kube = 2",
+         "the stored PodGroup team-a/pgb: kube: not 0 or 1"},
+        {"UPDATE podgroups SET kube = 'x'", "the stored PodGroup team-a/pgb: kube: not 0 or 1"},
+        {"UPDATE podgroups SET kube = 1.5", "the stored PodGroup team-a/pgb: kube: not 0 or 1"},
     };
     stored_group(&d, "pgb", path, sizeof(path));
     for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
@@ -897,7 +901,7 @@ static void test_store_bad_group(void **state)
     /* 300 kB of annotations, accepted before they were capped at 256 KiB: kept, and said */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE podgroups SET succeeded = 0, meta = "
+                                  "UPDATE podgroups SET kube = 0, meta = "
                                   "'{\"labels\":{},\"annotations\":{\"x\":\"' || "
                                   "replace(hex(zeroblob(150000)), '0', 'a') || '\"}}'",
                                   NULL, NULL, NULL),
