@@ -881,6 +881,47 @@ static int score_all(struct gsd_state *st, const struct gsd_podspec *spec, const
     return close_evicting(st, a, sc, why);
 }
 
+/* The reasons of one filter as its pod's tenant may read them (tenant_words()). */
+#define WORDED_MAX 8
+struct worded {
+    const char *from[WORDED_MAX];
+    char to[WORDED_MAX][GSD_REASON_MAX];
+    int n;
+};
+
+/*
+ * FailedNodes as kube-scheduler writes them into the pod's events, which its namespace reads: a
+ * reason that names another tenant's pod (backfill's "held for NS/NAME, which waits ahead in the
+ * queue") says "a pod of another tenant" instead, as the pod's own views do (gsd_own_words()).
+ * Nodes share their reasons' text: each distinct one is worded once, into @w; past WORDED_MAX of
+ * them, the rest say only that the node is held for a pod ahead.
+ */
+static void tenant_words(const struct gsd_state *st, const char *ns, const struct ext_args *a,
+                         const int64_t *sc, const char **why, struct worded *w)
+{
+    const struct gsd_tenant *t = gsd_tenant_of_ns(st->cfg, ns);
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->idx[i] < 0 || sc[i] != GS_UNSCHEDULABLE || !why[i] || /* a failing node's alone */
+            (!strstr(why[i], "held for ") && !strstr(why[i], "preempted by ") &&
+             !strstr(why[i], "reclaimed by ")))
+            continue;
+        int k = 0;
+        while (k < w->n && w->from[k] != why[i])
+            k++;
+        if (k == WORDED_MAX) {
+            why[i] = "reserved for a pod ahead in the queue";
+            continue;
+        }
+        if (k == w->n) {
+            w->from[k] = why[i];
+            snprintf(w->to[k], sizeof(w->to[k]), "%s", why[i]);
+            gsd_own_words(st, t ? t->name : "", w->to[k]);
+            w->n++;
+        }
+        why[i] = w->to[k];
+    }
+}
+
 /* Every node of @a fails with @reason (@sc, @why as score_all() fills them). */
 static void fail_all(const struct ext_args *a, const char *reason, int64_t *sc, const char **why)
 {
@@ -1210,6 +1251,11 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
         else if (!o.oom && is_filter && !pr && !alien &&
                  (together = awaits_group(st, spec, held, sizeof(held))))
             fail_all(&a, held, sc, why);
+        struct worded *words = is_filter && !o.oom ? calloc(1, sizeof(*words)) : NULL;
+        if (words)
+            tenant_words(st, spec->ns, &a, sc, why, words);
+        else if (is_filter)
+            o.oom = 1;
         if (!o.oom && is_filter)
             write_filter(st, &a, sc, why, first_error(&a), &o);
         else if (!o.oom)
@@ -1219,6 +1265,7 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             to_nominate(st, spec, &a, sc, pr || together, together))
             snprintf(r->nominate, sizeof(r->nominate), "%s/%s", spec->ns, spec->name);
         gs_tenancy_probe_free(pr);
+        free(words);
         if (spec == &own)
             ext_remember(st, spec);
     }

@@ -134,14 +134,7 @@ static int name_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
 }
 
-/*
- * @p's reason as its tenant may read it: where the scheduler names the pod it was evicted for
- * ("preempted by NS/NAME", "reclaimed by NS/NAME") or the pod backfill holds cards for ("held for
- * NS/NAME, which waits ahead in the queue"), another tenant's pod is "a pod of another tenant", as
- * no tenant learns another's pod names or namespaces (security.md); the log names it. In place.
- */
-static void own_words(const struct gsd_state *st, const struct gsd_pod *p,
-                      char reason[GSD_REASON_MAX])
+void gsd_own_words(const struct gsd_state *st, const char *tenant, char *reason)
 {
     static const char *const before[] = {"preempted by ", "reclaimed by ", "held for "};
     char out[GSD_REASON_MAX], ns[GSD_NAME_MAX];
@@ -160,7 +153,7 @@ static void own_words(const struct gsd_state *st, const struct gsd_pod *p,
             snprintf(ns, sizeof(ns), "%.*s", (int)(slash - a), a);
             t = gsd_tenant_of_ns(st->cfg, ns);
         }
-        if (!t || !strcmp(t->name, p->tenant))
+        if (!t || !strcmp(t->name, tenant))
             continue;
         o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*sa pod of another tenant",
                               (int)(a - from), from);
@@ -202,7 +195,7 @@ int gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
         p->why = NULL;
     } else {
         snprintf(reason, sizeof(reason), "%s", v.reason);
-        own_words(st, p, reason);
+        gsd_own_words(st, p->tenant, reason);
         p->why = v.why;
     }
     return gsd_pod_reason(p, "%s", reason) > 0;
@@ -256,7 +249,8 @@ void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done)
     p->sid = -1;
 }
 
-/* @by: the pod it was evicted for, which the log names whoever's it is (own_words()), or NULL */
+/* @by: the pod it was evicted for, which the log names whoever's it is (gsd_own_words()), or NULL
+ */
 static void log_pod(const char *msg, const struct gsd_state *st, const struct gsd_pod *p,
                     const char *by)
 {
@@ -392,7 +386,7 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
         char reason[GSD_REASON_MAX];
         snprintf(reason, sizeof(reason), "%s by %s", d->reclaim ? "reclaimed" : "preempted",
                  by_key);
-        own_words(st, p, reason);
+        gsd_own_words(st, p->tenant, reason);
         gsd_pod_reason(p, "%s", reason);
     }
     char *kept = strdup(gsd_reason(p)); /* kept past the next pass */

@@ -104,6 +104,15 @@ void gsd_sched_evict(struct gsd_state *st, const struct gsd_pod *p, int again);
  * be made once the batch commits, as gsd_sched_evict() queues an Eviction. */
 void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct gsd_pod *p);
 
+/*
+ * gsd_own_words() - @reason (GSD_REASON_MAX bytes, NUL-ended, rewritten in place) as tenant
+ * @tenant may read it: where the scheduler names the pod one was evicted for ("preempted by
+ * NS/NAME", "reclaimed by NS/NAME") or the pod backfill holds cards for ("held for NS/NAME, which
+ * waits ahead in the queue"), another tenant's pod is "a pod of another tenant", as no tenant
+ * learns another's pod names or namespaces (security.md); the log names it.
+ */
+void gsd_own_words(const struct gsd_state *st, const char *tenant, char *reason);
+
 /* gsd_sched_sync() - @p's view (state, reason, placement) from the scheduler. Return: 1 when its
  * reason changed; 0 when not (or, out of memory, the reason it had stays). */
 int gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p);

@@ -974,10 +974,69 @@ static void test_remembered_bytes_capped(void **state)
     h_cleanup(&e);
 }
 
+/* A team-b pod of @gpus A100 cards, running for at most @deadline s (0: no run time declared). */
+static char *b_pod(const char *name, int gpus, int deadline)
+{
+    char *text =
+        h_pod_annotated("team-b", name, gpus, 0, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    json_t *p = json_loads(text, 0, NULL);
+    free(text);
+    if (deadline > 0)
+        json_object_set_new(json_object_get(p, "spec"), "activeDeadlineSeconds",
+                            json_integer(deadline));
+    char *s = json_dumps(p, JSON_COMPACT);
+    json_decref(p);
+    return s;
+}
+
+/*
+ * Filter's FailedNodes become events on the pod in its namespace: a node backfill holds for
+ * another tenant's pod says "a pod of another tenant", as the pod's own views do, never that
+ * pod's namespace and name; a pod of the same tenant is named.
+ */
+static void test_failed_nodes_name_no_other_tenant(void **state)
+{
+    (void)state;
+    struct daemon o;
+    assert_int_equal(h_setup(&o, NULL), 0);
+    assert_int_equal(h_start(&o), 0);
+    /* team-b: four cards of one board until 600 s, the other board until 1200 s; its head of
+     * eight cards waits for the first board, which backfill holds for it */
+    json_decref(h_submit(&o, TOKEN_B, b_pod("b-run0", 4, 600), 201));
+    json_decref(h_submit(&o, TOKEN_B, b_pod("b-run1", 8, 1200), 201));
+    json_decref(h_submit(&o, TOKEN_B, b_pod("b-head", 8, 0), 201));
+    struct answer a;
+    char path[64];
+    h_expect(&o, "GET", "/v1/pods/team-b/b-run0", TOKEN_B, NULL, 200, &a);
+    const char *board = json_string_value(json_object_get(a.json, "node"));
+    assert_non_null(board);
+    snprintf(path, sizeof(path), "%s", board);
+    h_answer_free(&a);
+    const char *nodes[] = {path};
+    for (int k = 0; k < 2; k++) {
+        const char *ns = k ? "team-b" : "team-a";
+        char *pod = h_pod(ns, "late", 1, 0); /* no run time: it could delay the head */
+        json_t *r = h_extender(&o, "filter", pod, nodes, 1);
+        free(pod);
+        assert_non_null(r);
+        const char *why =
+            json_string_value(json_object_get(json_object_get(r, "FailedNodes"), path));
+        if (!why ||
+            !strstr(why, k ? "held for team-b/b-head, which waits ahead"
+                           : "held for a pod of another tenant, which waits ahead") ||
+            (!k && strstr(why, "b-head")))
+            fail_msg("filter of %s/late on %s: %s", ns, path, why ? why : "(fits)");
+        json_decref(r);
+    }
+    assert_int_equal(h_stop(&o), 0);
+    h_cleanup(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_filter_node_names),
+        cmocka_unit_test(test_failed_nodes_name_no_other_tenant),
         cmocka_unit_test(test_claim_left_to_kube_scheduler),
         cmocka_unit_test(test_share_needs_gpu_resource),
         cmocka_unit_test(test_filter_node_list),
