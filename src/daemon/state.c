@@ -768,6 +768,9 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     int rc = body ? gs_pod_parse_json("store", body, 0, &spec, field, sizeof(field), &d)
                   : gs_diag_error(&d, "store: the stored pod is not JSON");
     json_decref(body);
+    if (rc == 0 && (strcmp(spec.ns, p->spec.ns) || strcmp(spec.name, p->spec.name)))
+        rc = gs_diag_error(&d, "store: the stored pod's body names another pod, %.63s/%.200s",
+                           spec.ns, spec.name); /* a store edited by hand: its row's names stay */
     if (rc == 0) {
         p->spec = spec;
         history(p);

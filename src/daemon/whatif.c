@@ -393,6 +393,7 @@ static int pod(struct gsd_text *t, const struct gsd_state *st, const struct gsd_
     }
     char buf[64];
     json_object_set_new(md, "namespace", json_string(p->spec.ns));
+    json_object_set_new(md, "name", json_string(p->spec.name)); /* the row's, whatever its body */
     if (!json_object_get(j, "kind")) /* posted without them, as the API allows: a scenario needs */
         json_object_set_new(j, "kind", json_string("Pod"));
     if (!json_object_get(j, "apiVersion"))

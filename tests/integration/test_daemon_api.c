@@ -2101,14 +2101,21 @@ static void test_snapshot_of_a_pod_without_cards(void **state)
         snprintf(name, sizeof(name), "eight-%d", i);
         json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", name, 8, 0), 201));
     }
-    h_expect(&d, "GET", "/v1/pods/team-a/eight-3", TOKEN_A, NULL, 200, &a);
-    assert_string_equal(json_string_value(json_object_get(a.json, "state")), "pending");
-    h_answer_free(&a);
+    for (int i = 2; i < 4; i++) {
+        char p[64];
+        snprintf(p, sizeof(p), "/v1/pods/team-a/eight-%d", i);
+        h_expect(&d, "GET", p, TOKEN_A, NULL, 200, &a);
+        assert_string_equal(json_string_value(json_object_get(a.json, "state")), "pending");
+        h_answer_free(&a);
+    }
     assert_int_equal(h_stop(&d), 0);
     sqlite3 *db;
     snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "UPDATE pods SET spec = '{not json' WHERE name = 'eight-3'",
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE pods SET spec = '{not json' WHERE name = 'eight-3';"
+                                  "UPDATE pods SET spec = json_set(spec, '$.metadata.name',"
+                                  " 'renamed') WHERE name = 'eight-2'",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
@@ -2116,6 +2123,13 @@ static void test_snapshot_of_a_pod_without_cards(void **state)
     h_expect(&d, "GET", "/v1/pods/team-a/eight-3", TOKEN_A, NULL, 200, &a);
     assert_non_null(strstr(json_string_value(json_object_get(a.json, "reason")),
                            "cannot read the stored pod again"));
+    h_answer_free(&a);
+    /* a body that names another pod: the row's names stay, the pod waits saying so */
+    h_expect(&d, "GET", "/v1/pods/team-a/eight-2", TOKEN_A, NULL, 200, &a);
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "reason")),
+                           "the stored pod's body names another pod, team-a/renamed"));
+    h_answer_free(&a);
+    h_expect(&d, "GET", "/v1/pods/team-a/renamed", TOKEN_A, NULL, 404, &a);
     h_answer_free(&a);
     h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
     assert_non_null(
