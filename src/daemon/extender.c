@@ -746,18 +746,20 @@ static void reply_out(struct gsd_req *r, struct out *o)
     r->resp_len = o->len;
 }
 
-/*
- * A pod gpuschedd already holds through bind, perhaps not yet bound in Kubernetes (a restart came
- * between the commit and the API server, or the Binding's outcome was unknown): its own node
- * alone fits, so kube-scheduler binds it there again and that bind completes it. A pod of that
- * name submitted to the API fits nowhere: a bind could never take it.
- */
+/* Held pod @p was placed with its mates, one of which was deleted before it bound: its gang lacks
+ * members to be ready again. */
 static int gang_short(const struct gsd_state *st, const struct gsd_pod *p)
 {
     return p->nominated && !p->bound && p->grp &&
            gs_tenancy_podgroup_lacking(st->sched.tn, p->spec.ns, p->spec.group) > 0;
 }
 
+/*
+ * A pod gpuschedd already holds through bind, perhaps not yet bound in Kubernetes (a restart came
+ * between the commit and the API server, or the Binding's outcome was unknown): its own node
+ * alone fits, so kube-scheduler binds it there again and that bind completes it. A pod of that
+ * name submitted to the API fits nowhere: a bind could never take it.
+ */
 static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
                            const struct ext_args *a, int64_t *sc, const char **why)
 {
@@ -884,41 +886,54 @@ static int score_all(struct gsd_state *st, const struct gsd_podspec *spec, const
 /* The reasons of one filter as its pod's tenant may read them (tenant_words()). */
 #define WORDED_MAX 8
 struct worded {
-    const char *from[WORDED_MAX];
-    char to[WORDED_MAX][GSD_REASON_MAX];
+    const char *from[WORDED_MAX], *to[WORDED_MAX]; /* to: from itself, or text[k] */
+    char text[WORDED_MAX][GSD_REASON_MAX];
     int n;
 };
+
+/* Might reason @why name a pod (gsd_own_words()'s phrases)? */
+static int names_pod(const char *why)
+{
+    return strstr(why, "held for ") || strstr(why, "preempted by ") || strstr(why, "reclaimed by ");
+}
 
 /*
  * FailedNodes as kube-scheduler writes them into the pod's events, which its namespace reads: a
  * reason that names another tenant's pod (backfill's "held for NS/NAME, which waits ahead in the
  * queue") says "a pod of another tenant" instead, as the pod's own views do (gsd_own_words()).
- * Nodes share their reasons' text: each distinct one is worded once, into @w; past WORDED_MAX of
- * them, the rest say only that the node is held for a pod ahead.
+ * Nodes share their reasons' text (a few distinct ones for thousands of nodes): each distinct one
+ * is read once, into @w; past WORDED_MAX of them, one that names a pod says only that the node
+ * is reserved for a pod ahead.
  */
 static void tenant_words(const struct gsd_state *st, const char *ns, const struct ext_args *a,
                          const int64_t *sc, const char **why, struct worded *w)
 {
     const struct gsd_tenant *t = gsd_tenant_of_ns(st->cfg, ns);
+    const char *last = NULL, *last_to = NULL;
     for (size_t i = 0; i < a->n; i++) {
-        if (a->idx[i] < 0 || sc[i] != GS_UNSCHEDULABLE || !why[i] || /* a failing node's alone */
-            (!strstr(why[i], "held for ") && !strstr(why[i], "preempted by ") &&
-             !strstr(why[i], "reclaimed by ")))
+        if (a->idx[i] < 0 || sc[i] != GS_UNSCHEDULABLE || !why[i]) /* a failing node's alone */
             continue;
+        if (why[i] == last) {
+            why[i] = last_to;
+            continue;
+        }
         int k = 0;
         while (k < w->n && w->from[k] != why[i])
             k++;
-        if (k == WORDED_MAX) {
-            why[i] = "reserved for a pod ahead in the queue";
-            continue;
-        }
-        if (k == w->n) {
-            w->from[k] = why[i];
-            snprintf(w->to[k], sizeof(w->to[k]), "%s", why[i]);
-            gsd_own_words(st, t ? t->name : "", w->to[k]);
+        if (k == w->n && k < WORDED_MAX) {
+            w->from[k] = w->to[k] = why[i];
+            if (names_pod(why[i])) {
+                snprintf(w->text[k], sizeof(w->text[k]), "%s", why[i]);
+                gsd_own_words(st, t ? t->name : "", w->text[k]);
+                w->to[k] = w->text[k];
+            }
             w->n++;
         }
-        why[i] = w->to[k];
+        last = why[i];
+        last_to = k < WORDED_MAX      ? w->to[k]
+                  : names_pod(why[i]) ? "reserved for a pod ahead in the queue"
+                                      : why[i];
+        why[i] = last_to;
     }
 }
 

@@ -516,10 +516,9 @@ static int tasks_same(const struct gs_podgroup_spec *a, const struct gs_podgroup
     return 1;
 }
 
-/* A PodGroup of that name is held: the same spec sent again (a manifest applied twice, an answer
- * lost on the way) gets it back, 200, as a pod does; another spec is a 409. The same queue is
- * the one its members run in (gs_podgroup_queue()): no spec.queue and `queue: default`, which is
- * how Volcano and GET show one posted without, are the same. */
+/* The same spec. The same queue is the one its members run in (gs_podgroup_queue()): no
+ * spec.queue and `queue: default`, which is how Volcano and GET show one posted without, are the
+ * same. */
 static int same_spec(const struct gsd_group *old, const struct gsd_group *g)
 {
     return old->spec.min_member == g->spec.min_member &&
@@ -537,6 +536,8 @@ static int same_group(const struct gsd_group *old, const struct gsd_group *g)
     return same_spec(old, g) && !strcmp(old->meta, g->meta ? g->meta : "{}");
 }
 
+/* A PodGroup of that name is held: the same spec sent again (a manifest applied twice, an answer
+ * lost on the way) gets it back, 200, as a pod does; another spec is a 409. */
 static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
                              const struct gsd_group *g)
 {
@@ -625,8 +626,6 @@ static void change_group(struct gsd_state *st, struct gsd_req *r, struct gsd_gro
             min, NULL);
     gsd_reply_json(r, 200, group_json(old));
 }
-
-static int same_group(const struct gsd_group *old, const struct gsd_group *g);
 
 static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                         struct gsd_group *g)
