@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -88,8 +89,14 @@ struct agent {
     struct gs_plugin *plugin;
     char plan_state[512];
     struct said beat_said, pods_said;
-    int refused;   /* gpuschedd answered 401 to the node's token: nothing is sent until a new one */
-    int xid_quiet; /* under the lock: the Xid thread waited once with none pending */
+    /* gpuschedd answered 401 to the node's token: nothing is sent until a new one (the Xid
+     * thread reads it too) */
+    atomic_int refused;
+    /* under the lock: cards whose Xid is not reported yet (the token was refused), and each
+     * card's last Xid */
+    uint32_t xid_unsent;
+    unsigned long long xid_of[32];
+    int xid_quiet;   /* under the lock: the Xid thread waited once with none pending */
     int health_read; /* health_start() ran */
 };
 
@@ -748,6 +755,54 @@ static void health_start(struct agent *a)
     json_decref(j);
 }
 
+/* Report card @gpu unhealthy for Xid @xid with @token. Return: 1 taken; 0 not (said why); -1 the
+ * token was refused (401): the card is kept to report with the next token (xid_resend()). */
+static int xid_report(struct agent *a, int gpu, unsigned long long xid, const char *token)
+{
+    char url[300], body[80], *resp = NULL, why[sizeof(a->beat_said.text)];
+    snprintf(url, sizeof(url), "/v1/nodes/%s/gpus/%d/health", a->o.node, gpu);
+    snprintf(body, sizeof(body), "{\"healthy\": false, \"xid\": %llu}", xid);
+    long st = http(a, "POST", url, token, body, &resp);
+    if (st != 200) {
+        pthread_mutex_lock(&a->lock);
+        failure(a, st, resp, why, sizeof(why));
+        if (st == 401)
+            a->xid_unsent |= 1u << gpu;
+        pthread_mutex_unlock(&a->lock);
+        say("GPU %d: gpuschedd did not take the health report: %s", gpu, why);
+    }
+    free(resp);
+    if (st == 401)
+        atomic_store(&a->refused, 1);
+    return st == 200 ? 1 : st == 401 ? -1 : 0;
+}
+
+/* The main thread, with a token usable again: the Xids the refused one could not report. */
+static void xid_resend(struct agent *a)
+{
+    pthread_mutex_lock(&a->lock);
+    uint32_t unsent = a->xid_unsent;
+    a->xid_unsent = 0;
+    pthread_mutex_unlock(&a->lock);
+    for (int g = 0; g < 32 && unsent; g++) {
+        if (!(unsent & (1u << g)))
+            continue;
+        unsent &= ~(1u << g);
+        pthread_mutex_lock(&a->lock);
+        unsigned long long xid = a->xid_of[g];
+        pthread_mutex_unlock(&a->lock);
+        if (xid_report(a, g, xid, a->token) > 0)
+            say("GPU %d: Xid %llu: reported unhealthy (held while the node's token was refused)", g,
+                xid);
+        else if (atomic_load(&a->refused)) { /* refused again: kept, with the rest */
+            pthread_mutex_lock(&a->lock);
+            a->xid_unsent |= unsent;
+            pthread_mutex_unlock(&a->lock);
+            return;
+        }
+    }
+}
+
 /* Xid events: a card whose Xid is no application error is reported unhealthy. */
 static void *xid_loop(void *arg)
 {
@@ -767,25 +822,25 @@ static void *xid_loop(void *arg)
             a->xid_quiet = 1;
             pthread_mutex_unlock(&a->lock);
         }
-        if (rc == 0 || gpu < 0 || gs_xid_is_application(xid))
+        if (rc == 0 || gpu < 0 || gpu >= 32 || gs_xid_is_application(xid))
             continue;
-        char url[300], body[80];
-        snprintf(url, sizeof(url), "/v1/nodes/%s/gpus/%d/health", a->o.node, gpu);
-        snprintf(body, sizeof(body), "{\"healthy\": false, \"xid\": %llu}", xid);
-        say("GPU %d: Xid %llu: reported unhealthy", gpu, xid);
-        char token[sizeof(a->token)], *resp = NULL, why[sizeof(a->beat_said.text)];
+        char token[sizeof(a->token)];
         pthread_mutex_lock(&a->lock);
         a->unhealthy |= 1u << gpu; /* the next sync sends ListAndWatch its devices again */
+        a->xid_of[gpu] = xid;
         memcpy(token, a->token, sizeof(token)); /* the main thread may take a new one */
+        /* a refused token is not sent again (each refusal counts towards the node address's
+         * lockout): the report waits for the next token */
+        int refused = atomic_load(&a->refused);
+        if (refused)
+            a->xid_unsent |= 1u << gpu;
         pthread_mutex_unlock(&a->lock);
-        long st = http(a, "POST", url, token, body, &resp);
-        if (st != 200) {
-            pthread_mutex_lock(&a->lock);
-            failure(a, st, resp, why, sizeof(why));
-            pthread_mutex_unlock(&a->lock);
-            say("GPU %d: gpuschedd did not take the health report: %s", gpu, why);
-        }
-        free(resp);
+        if (refused)
+            say("GPU %d: Xid %llu: not reported to gpuschedd until the node has a new token (its "
+                "token was refused)",
+                gpu, xid);
+        else if (xid_report(a, gpu, xid, token) > 0)
+            say("GPU %d: Xid %llu: reported unhealthy", gpu, xid);
     }
     return NULL;
 }
@@ -827,6 +882,8 @@ static int run(struct agent *a)
             a->health_read = 1;
             health_start(a);
         }
+        if (token_usable(a))
+            xid_resend(a);
         if (now_ms() >= next_sync) {
             sync_pods(a);
             next_sync = now_ms() + a->o.sync_ms;

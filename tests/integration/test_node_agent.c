@@ -43,7 +43,8 @@ extern char **environ;
 static struct {
     struct daemon d;
     char agent_dir[128], state[160], dp[160], cdi[160], cg[160], podres[200], pods[160], sys[160];
-    char nvml_cfg[160], nvml_state[160], nvml_log[160], nvml_busy[160], boot[160], alog[160];
+    char nvml_cfg[160], nvml_state[160], nvml_log[160], nvml_busy[160], nvml_xid[160], boot[160],
+        alog[160];
     pid_t agent;
     struct fake_kubelet *k;
     char uuid[8][64];
@@ -62,7 +63,7 @@ static void sleep_ms(int ms)
 static void start_agent(void)
 {
     const char *bin = getenv("GPUSCHED_AGENT_BIN"), *lib = getenv("FAKE_NVML_LIB");
-    char server[64], libdir[256], ld[300], cfg[200], st[200], lg[200], busy[200];
+    char server[64], libdir[256], ld[300], cfg[200], st[200], lg[200], busy[200], xid[200];
     assert_non_null(bin);
     assert_non_null(lib);
     snprintf(server, sizeof(server), "http://127.0.0.1:%d", E.d.port);
@@ -73,6 +74,7 @@ static void start_agent(void)
     snprintf(st, sizeof(st), "FAKE_NVML_STATE=%s", E.nvml_state);
     snprintf(lg, sizeof(lg), "FAKE_NVML_LOG=%s", E.nvml_log);
     snprintf(busy, sizeof(busy), "FAKE_NVML_BUSY=%s", E.nvml_busy);
+    snprintf(xid, sizeof(xid), "FAKE_NVML_XID=%s", E.nvml_xid);
     char *env[64];
     int n = 0;
     for (char **e = environ; *e && n < 56; e++)
@@ -83,6 +85,7 @@ static void start_agent(void)
     env[n++] = st;
     env[n++] = lg;
     env[n++] = busy;
+    env[n++] = xid;
     env[n] = NULL;
     char *argv[] = {(char *)bin,
                     "--server",
@@ -164,6 +167,7 @@ static int setup(void **state)
     snprintf(E.nvml_state, sizeof(E.nvml_state), "%s/nvml.state", E.agent_dir);
     snprintf(E.nvml_log, sizeof(E.nvml_log), "%s/nvml.log", E.agent_dir);
     snprintf(E.nvml_busy, sizeof(E.nvml_busy), "%s/nvml.busy", E.agent_dir);
+    snprintf(E.nvml_xid, sizeof(E.nvml_xid), "%s/nvml.xid", E.agent_dir);
     snprintf(E.boot, sizeof(E.boot), "%s/bootstrap-token", E.agent_dir);
     snprintf(E.alog, sizeof(E.alog), "%s/agent.log", E.agent_dir);
     mkdir(E.agent_dir, 0755);
@@ -1304,9 +1308,16 @@ static void test_token_refused(void **state)
                           "token (an admin registered the node again";
     for (int i = 0; i < 50 && !log_count(refused); i++)
         sleep_ms(100);
+    /* an Xid meanwhile is not sent with the refused token: it waits for the next one */
+    t_write(E.nvml_xid, "3 79\n");
+    const char *held = "GPU 3: Xid 79: not reported to gpuschedd until the node has a new token";
+    for (int i = 0; i < 50 && !log_count(held); i++)
+        sleep_ms(100);
+    assert_int_equal(log_count(held), 1);
     sleep_ms(1500); /* ten syncs, a heartbeat */
     if (log_count(refused) != 1 || log_count("HTTP 401") != 1)
         fail_msg("said %d times: %s", log_count(refused), t_slurp(E.alog, NULL));
+    assert_int_equal(unhealthy_mask() & (1u << 3), 0);
     snprintf(tokpath, sizeof(tokpath), "%s/token", E.state);
     t_write(tokpath, token);
     /* the heartbeat or the read of the pods met the 401, the other sent nothing since: one is
@@ -1315,6 +1326,12 @@ static void test_token_refused(void **state)
         sleep_ms(100);
     assert_int_equal(log_count("took the node's new token from "), 1);
     assert_int_equal(log_count(": works again"), 1);
+    for (int i = 0; i < 50 && !(unhealthy_mask() & (1u << 3)); i++)
+        sleep_ms(100);
+    assert_int_equal(unhealthy_mask() & (1u << 3), 1u << 3);
+    assert_int_equal(log_count("GPU 3: Xid 79: reported unhealthy (held while the node's token was "
+                               "refused)"),
+                     1);
     json_t *n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
     assert_true(json_is_true(json_object_get(n, "ready")));
     json_decref(n);

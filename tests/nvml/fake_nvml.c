@@ -11,6 +11,10 @@
  *   busy A                                         GPU A runs a compute process
  *   xid A XID                                      an Xid event, delivered in file order
  *
+ * $FAKE_NVML_XID, when set, names a file read again at every event wait once the config's Xids
+ * are delivered: each line "A XID" not read before is an Xid event of GPU A, so a test can raise
+ * one while the agent runs.
+ *
  * $FAKE_NVML_BUSY, when set, names a file read again at every process query and destroy, so a
  * test can start and stop work: a line "A" is a process on GPU A, "A START" one on the MIG
  * device of GPU A's instance at slice START. The card's own handle does not count the latter,
@@ -537,9 +541,34 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types
     return NVML_SUCCESS;
 }
 
+/* The next line of $FAKE_NVML_XID not delivered yet into @gpu, @xid. Return: 1 one; 0 none. */
+static int xid_file(int *gpu, int *xid)
+{
+    static int seen; /* lines delivered */
+    const char *p = getenv("FAKE_NVML_XID");
+    FILE *f = p ? fopen(p, "r") : NULL;
+    char line[64];
+    int n = 0, got = 0;
+    while (f && !got && fgets(line, sizeof(line), f))
+        if (sscanf(line, "%d %d", gpu, xid) == 2 && n++ == seen && *gpu >= 0 && *gpu < F.ngpu)
+            got = 1;
+    if (f)
+        fclose(f);
+    seen += got;
+    return got;
+}
+
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int ms)
 {
     (void)set;
+    int gpu, xid;
+    if (F.next_xid >= F.nxid && xid_file(&gpu, &xid)) {
+        memset(data, 0, sizeof(*data));
+        data->device = (nvmlDevice_t)&F.dev[gpu];
+        data->eventType = nvmlEventTypeXidCriticalError;
+        data->eventData = (unsigned long long)xid;
+        return NVML_SUCCESS;
+    }
     if (F.next_xid >= F.nxid) {
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
