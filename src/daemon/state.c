@@ -782,7 +782,13 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         }
     } else if (rc != -ENOMEM) {
         gsd_pod_reason(p, "cannot read the stored pod again: %.200s", d.msg);
-        rc = 0;
+        rc = p->state == GSD_RUNNING /* no config could take it: the row is at fault */
+                 ? gs_diag_error(ctx->d,
+                                 "gpusched.db: pod %s/%s runs on node %s, and its stored Pod "
+                                 "cannot be read again (%s): the store was damaged or edited; "
+                                 "restore it from a copy",
+                                 p->spec.ns, p->spec.name, sp->node, d.msg)
+                 : 0;
     }
     if (!rc && p->state == GSD_RUNNING && p->sid < 0)
         rc = running_refused(st, p, sp->node, gsd_reason(p), ctx->d);

@@ -2137,6 +2137,15 @@ static void test_snapshot_of_a_pod_without_cards(void **state)
     assert_non_null(strstr(a.body, "with-cards"));
     h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
+    /* a running one: the start stops, blaming the row, not the config */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "UPDATE pods SET spec = '[]' WHERE name = 'with-cards'", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(h_start(&d), -1);
+    assert_true(h_log_has(&d, "gpusched.db: pod team-a/with-cards runs on node "));
+    assert_true(h_log_has(&d, "the store was damaged or edited; restore it from a copy"));
     h_cleanup(&d);
 }
 
