@@ -473,8 +473,13 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
         gsd_node_post(st, r, rest);
         return;
     }
-    if (strcmp(r->method, "GET")) {
-        int sub = rest && strchr(rest, '/'); /* heartbeat, gpus/I/health: POST; a node: GET */
+    int sub = rest && strchr(rest, '/'); /* heartbeat, gpus/I/health: POST; a node: GET */
+    if (sub && !strcmp(r->method, "GET") && strcmp(tail, "/heartbeat") &&
+        (strcmp(tail, "/health") || !strstr(rest, "/gpus/"))) {
+        gsd_reply_error(r, 404, "", "no such endpoint: /v1/nodes/%.300s", rest);
+        return;
+    }
+    if (strcmp(r->method, "GET") || sub) {
         gsd_reply_405(r, sub ? "POST" : "GET",
                       sub ? ": a node's heartbeat and card health are POSTed" : NULL);
         return;

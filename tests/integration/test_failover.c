@@ -142,6 +142,16 @@ static void test_heartbeats(void **state)
     beat(&d, x, NULL, 401);
     beat(&d, x, TOKEN_A, 403);
     beat(&d, "no-such-node", TOKEN_NODE, 404);
+    /* a heartbeat or a card's health is POSTed: a GET says so (405), another path is none */
+    static const char *const posted[] = {"/v1/nodes/n-t4-0/heartbeat",
+                                         "/v1/nodes/n-t4-0/gpus/0/health"};
+    for (int i = 0; i < 2; i++) {
+        h_expect(&d, "GET", posted[i], TOKEN_ADMIN, NULL, 405, &a);
+        assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), "POST"));
+        h_answer_free(&a);
+    }
+    h_expect(&d, "GET", "/v1/nodes/n-t4-0/nothing", TOKEN_ADMIN, NULL, 404, &a);
+    h_answer_free(&a);
     h_expect(&d, "GET", "/v1/pods", TOKEN_NODE, NULL, 403, &a);
     h_answer_free(&a);
     h_expect(&d, "POST", "/v1/clock", TOKEN_A, "{\"advance_seconds\": 1}", 403, &a);
