@@ -1426,6 +1426,22 @@ static void warn_cert_dates(const char *pem, const char *path)
     gnutls_x509_crt_deinit(crt);
 }
 
+/* Does PEM text @ca hold a CA certificate (basicConstraints CA:TRUE, RFC 5280 §4.2.1.9)? A leaf
+ * alone signs no client's certificate: only a client presenting that very one is taken. */
+static int holds_ca(const gnutls_datum_t *ca)
+{
+    gnutls_x509_crt_t *list = NULL;
+    unsigned n = 0, any = 0, flag;
+    if (gnutls_x509_crt_list_import2(&list, &n, ca, GNUTLS_X509_FMT_PEM, 0) < 0)
+        return 1; /* not read here: GnuTLS's trust list said what it took */
+    for (unsigned i = 0; i < n; i++) {
+        any |= gnutls_x509_crt_get_basic_constraints(list[i], NULL, &flag, NULL) >= 0 && flag;
+        gnutls_x509_crt_deinit(list[i]);
+    }
+    gnutls_free(list);
+    return any != 0;
+}
+
 /* The PEM files read as GnuTLS will use them, so that a wrong one stops the start with its
  * reason (a key that is not the certificate's; a --tls-client-ca with no certificate in it, with
  * which every extender call would be refused). Return: 0; -EINVAL after writing @d. */
@@ -1448,6 +1464,11 @@ static int tls_check(const struct gsd_server *s, const struct gsd_listen *l, str
         if (rc <= 0)
             err = gs_diag_error(d, "--tls-client-ca %s: %s", l->client_ca,
                                 rc < 0 ? gnutls_strerror(rc) : "no PEM certificate in it");
+        else if (!holds_ca(&ca))
+            gsd_log("warn",
+                    "--tls-client-ca holds no CA certificate (basicConstraints CA:TRUE): only a "
+                    "client presenting one of its certificates itself is taken, none it signed",
+                    "file", l->client_ca, NULL);
     }
     gnutls_certificate_free_credentials(cred);
     return err;

@@ -1508,6 +1508,30 @@ static void test_tls(void **state)
     with_ca[13] = "--tls-client-ca";
     with_ca[14] = d.tls_key;
     refused_start(&d, with_ca, "--tls-client-ca", "no PEM certificate in it");
+    /* a leaf certificate as the CA: it starts (a client presenting that very one is taken), and
+     * says so */
+    char leaf[128], leaf_key[128];
+    snprintf(leaf, sizeof(leaf), "%s/leaf.pem", d.dir);
+    snprintf(leaf_key, sizeof(leaf_key), "%s/leaf.key", d.dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+             "-subj /CN=kube-scheduler -addext basicConstraints=critical,CA:FALSE -keyout '%s' "
+             "-out '%s' >/dev/null 2>&1",
+             leaf_key, leaf);
+    assert_int_equal(system(cmd), 0);
+    with_ca[14] = leaf;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, d.log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    assert_int_equal(posix_spawn(&d.pid, with_ca[0], &fa, NULL, with_ca, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int warned = 0;
+    for (int i = 0; i < 3000 && !warned; i++) {
+        warned = h_log_has(&d, "--tls-client-ca holds no CA certificate");
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    kill(d.pid, SIGKILL); /* before the check: a daemon left would hold the test's output */
+    waitpid(d.pid, NULL, 0);
+    assert_true(warned);
     int taken = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in at = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof(at);
