@@ -253,17 +253,24 @@ static void wait_registered(const char *res, int ms)
     }
 }
 
+/* The node's token, as the agent keeps it in --state-dir/token, into @token (128 bytes). */
+static void node_token(char *token)
+{
+    char tokpath[200];
+    snprintf(tokpath, sizeof(tokpath), "%s/token", E.state);
+    FILE *f = fopen(tokpath, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(token, 128, f));
+    fclose(f);
+    token[strcspn(token, "\n")] = '\0';
+}
+
 static void test_registers(void **state)
 {
     (void)state;
     wait_registered("nvidia.com/gpu", 20000);
-    char tokpath[200], token[128];
-    snprintf(tokpath, sizeof(tokpath), "%s/token", E.state);
-    FILE *f = fopen(tokpath, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(token, sizeof(token), f));
-    fclose(f);
-    token[strcspn(token, "\n")] = '\0';
+    char token[128];
+    node_token(token);
     assert_int_equal(strlen(token), 64);
     json_t *n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
     assert_true(json_is_true(json_object_get(n, "ready")));
@@ -727,13 +734,8 @@ static unsigned unhealthy_mask(void)
 static void test_restart_clears_health(void **state)
 {
     (void)state;
-    char tokpath[200], token[128];
-    snprintf(tokpath, sizeof(tokpath), "%s/token", E.state);
-    FILE *f = fopen(tokpath, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(token, sizeof(token), f));
-    fclose(f);
-    token[strcspn(token, "\n")] = '\0';
+    char token[128];
+    node_token(token);
     /* the node's own token reads its node, and no other's */
     json_t *n = get("/v1/nodes/" NODE, token, 200);
     assert_true(json_is_array(json_object_get(n, "unhealthy_gpus")));
