@@ -244,6 +244,16 @@ int32_t gs_tenancy_podgroup_lacking(const struct gs_tenancy *t, const char *ns, 
 int gs_tenancy_bind_to(struct gs_tenancy *t, int64_t now, int32_t id, int32_t node);
 
 /*
+ * gs_tenancy_requeue() - running pod @id gives its cards back at @now and waits again, as a
+ * node's failure puts its pods back, @why (copied, cut to GS_REASON_MAX - 1 bytes) its reason
+ * until a pass tries it: for a driver whose binder has not started it yet (a gang member held
+ * for mates that are gone). Its gang mates stay where they are. The eviction decision (by -1)
+ * is handed out by the next gs_tenancy_schedule(). Return: 0; -EINVAL (no such pod, or not
+ * running); -ENOMEM.
+ */
+int gs_tenancy_requeue(struct gs_tenancy *t, int64_t now, int32_t id, const char *why);
+
+/*
  * gs_tenancy_restore() - put pending pod @id back where it ran (a driver restarting from its
  * store): on node @node, cards @gpu_mask, a MIG instance at @mig_start (else -1), running since
  * @start_us. No decision is made of it. Its work counts from @start_us at the speed it runs at

@@ -13,6 +13,8 @@
  *   extender:
  *     maxBodyBytes: 4194304       # cap of filter, prioritize and preempt bodies
  *     maxRememberedBytes: 67108864  # the Pods filter remembers for bind, as JSON text
+ *     shortGangHoldSeconds: 60    # a gang short of a member deleted before binding keeps its
+ *                                 # mates' cards this long for a new one (0..86400)
  *   nodeToken: "..."              # or nodeTokenSHA256: what node agents send (heartbeat, health)
  *   nodeMonitorGracePeriodSeconds: 40  # a heartbeating node silent this long becomes NotReady
  *   rateCard: rates.yaml          # prices for GET /v1/bills (default: the bundled one)
@@ -409,6 +411,12 @@ static int extender_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t
                        &c->extender_remember_bytes)
                    ? -EINVAL
                    : 0;
+    if (i == 3) {
+        if (get_int(w, v, "shortGangHoldSeconds", 0, 86400, &x))
+            return -EINVAL;
+        c->short_gang_hold_us = x * 1000000;
+        return 0;
+    }
     if (get_int(w, v, "maxBodyBytes", 1024, 1 << 30, &x))
         return -EINVAL;
     c->extender_max_body = (size_t)x;
@@ -603,8 +611,9 @@ static int walk_top_key(const struct walk *w, int i, const yaml_node_t *k, yaml_
         c->has_admin++;
         return get_token(w, k, v, i == 6, c->admin_sha);
     case 7: {
-        static const char *const keys[] = {"maxBodyBytes", "requireToken", "maxRememberedBytes"};
-        return walk_map(w, v, "extender", keys, 3, extender_key, c);
+        static const char *const keys[] = {"maxBodyBytes", "requireToken", "maxRememberedBytes",
+                                           "shortGangHoldSeconds"};
+        return walk_map(w, v, "extender", keys, 4, extender_key, c);
     }
     case 8:
         return walk_tenants(w, v, c);
@@ -819,6 +828,7 @@ static struct gsd_config *config_new(void)
     c->max_body = 1 << 20;
     c->extender_max_body = 4u << 20;
     c->extender_remember_bytes = (int64_t)64 << 20;
+    c->short_gang_hold_us = GSD_SHORT_GANG_HOLD_DEFAULT_US;
     c->max_pods = 1000000;
     c->max_pod_bytes_per_tenant = (int64_t)256 << 20;
     c->max_podgroups_per_tenant = 10000;

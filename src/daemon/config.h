@@ -26,6 +26,10 @@ struct gs_tenant_spec;
 /* kube-controller-manager's --node-monitor-grace-period default (40 s): a node whose agent has
  * been silent that long is NotReady. */
 #define GSD_NODE_GRACE_DEFAULT_US (40 * 1000000LL)
+/* How long the held members of a gang that lost a member before binding keep their cards for a
+ * new one: 60 s, as long as the coscheduling plugin of kubernetes-sigs/scheduler-plugins lets a
+ * gang's members wait at Permit by default (its permitWaitingTimeSeconds). */
+#define GSD_SHORT_GANG_HOLD_DEFAULT_US (60 * 1000000LL)
 
 struct gsd_tenant {
     char name[GSD_NAME_MAX];
@@ -109,6 +113,7 @@ struct gsd_config {
     size_t max_body;                  /* bytes of a POST /v1/pods or /v1/podgroups body */
     size_t extender_max_body;         /* bytes of a filter, prioritize or preempt body */
     int64_t extender_remember_bytes;  /* bytes of the Pod objects filter remembers for bind */
+    int64_t short_gang_hold_us;       /* extender.shortGangHoldSeconds, in microseconds */
     struct gsd_http_limits http;
     struct gsd_metrics_cfg metrics;
     int64_t max_pods;                 /* pods held (pending + running) */

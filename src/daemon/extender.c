@@ -777,8 +777,9 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
     if (!p || p->state != GSD_RUNNING || (spec->uid[0] && p->uid[0] && strcmp(spec->uid, p->uid)))
         return;
     /* placed with its mates, one of which was deleted before it bound: binding the rest would
-     * run the gang short, so each keeps its place until another member comes, and is nudged
-     * again then (kube-scheduler, refused now, would try it again only in its own time) */
+     * run the gang short, so each keeps its place until another member comes (for a while:
+     * gsd_extender_short_gangs()), and is nudged again then (kube-scheduler, refused now, would
+     * try it again only in its own time) */
     int short_gang = gang_short(st, p);
     if (short_gang)
         p->nudged = 0;
@@ -786,7 +787,8 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
         if (a->idx[i] >= 0) {
             sc[i] = a->idx[i] == p->pl.node && !short_gang ? 2 : GS_UNSCHEDULABLE; /* >= 2: fits */
             why[i] = short_gang ? "its gang lost a member that was deleted before it bound: this "
-                                  "one keeps its place until another member comes"
+                                  "one keeps its place until another member comes, for "
+                                  "extender.shortGangHoldSeconds at most"
                                 : "gpusched holds this pod's cards on another node";
         }
 }
@@ -1691,6 +1693,49 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
                                "takes it",
             "pod", key, "state", p->state == GSD_RUNNING ? "running" : "pending", NULL);
     return 0;
+}
+
+/* Held member @p of a gang short since its clock says @since gives its cards back. */
+static int let_go(struct gsd_state *st, struct gsd_pod *p, int64_t since)
+{
+    char why[GSD_REASON_MAX];
+    snprintf(why, sizeof(why),
+             "its gang %.253s lost a member that was deleted before it bound, and no new one came "
+             "in %lld s (extender.shortGangHoldSeconds): its cards went back; it waits to be "
+             "placed with its mates again",
+             p->spec.group, (long long)((gsd_clock_us(st) - since) / 1000000));
+    return gs_tenancy_requeue(st->sched.tn, gsd_sched_now(st), p->sid, why);
+}
+
+int gsd_extender_short_gangs(struct gsd_state *st)
+{
+    int64_t now = gsd_clock_us(st), hold = st->cfg->short_gang_hold_us;
+    if (!st->gangs_check && now < st->short_due)
+        return 0;
+    st->gangs_check = 0;
+    st->short_due = INT64_MAX;
+    int rc = 0, gone = 0;
+    for (struct gsd_pod *p = st->head; p && rc == 0; p = p->next) {
+        struct gsd_group *g = p->grp;
+        if (!g || !p->nominated || p->bound || p->state != GSD_RUNNING)
+            continue;
+        if (!gang_short(st, p)) {
+            g->short_us = 0;
+            continue;
+        }
+        g->short_us = g->short_us ? g->short_us : now;
+        if (now - g->short_us < hold) {
+            st->short_due = g->short_us + hold < st->short_due ? g->short_us + hold : st->short_due;
+            continue;
+        }
+        rc = let_go(st, p, g->short_us);
+        gone = 1;
+    }
+    /* every held member of the gangs whose hold ended went back: their clocks stop */
+    for (size_t i = 0; gone && i < st->ngroups; i++)
+        if (st->groups[i]->short_us && now - st->groups[i]->short_us >= hold)
+            st->groups[i]->short_us = 0;
+    return rc ? rc : gone ? gsd_sched_take(st) : 0;
 }
 
 void gsd_extender_nudge(struct gsd_state *st)

@@ -76,6 +76,19 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key);
  * O(pods) after a batch that placed a nominated pod or saw an evicted one go, else O(1).
  */
 void gsd_extender_nudge(struct gsd_state *st);
+/*
+ * gsd_extender_short_gangs() - held members (nominated, placed, not bound) of gangs that lost a
+ * member before it bound give their cards back once their gang has lacked members for
+ * extender.shortGangHoldSeconds, and wait with it again as pending nominated pods, to be placed
+ * with the member that completes it; the reason says so. As the coscheduling plugin of
+ * kubernetes-sigs/scheduler-plugins lets a gang's waiting members go when its Permit wait ends:
+ * a Job whose controller makes no new member would otherwise hold its cards for ever. Each gang's
+ * clock starts when it is first seen short (at a restart: from then). On the scheduler thread,
+ * after a batch, inside its transaction: O(pods) when a gang member left or a held one was
+ * placed, or the earliest hold ended (st->short_due), else O(1). Return: 0; -EIO (the store);
+ * -ENOMEM.
+ */
+int gsd_extender_short_gangs(struct gsd_state *st);
 /* kube-scheduler 1.20 tries an unschedulable pod again at least every 60 s
  * (podMaxUnschedulableQDuration, checked every 30 s): five minutes without a filter is gone. */
 #define GSD_NOMINATED_KEEP_US (300 * 1000000LL)

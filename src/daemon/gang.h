@@ -28,6 +28,7 @@ struct gsd_group {
     int32_t members, running; /* pods held that name it; of them, running */
     int64_t bytes;            /* what it counts against maxPodBytesPerTenant (gang.c) */
     uint64_t tried;           /* the retry pass that last tried it */
+    int64_t short_us; /* gsd_clock_us() since its held members' gang lacks a member, else 0 */
     /* gsd_kube_podgroups(): kube, the API server holds it (taken from there, or posted with
      * the same spec), so deleting it there deletes it here (stored: a list after a restart
      * that lacks it deletes it); kube_gone, not stored: deleted there while pods named it,

@@ -279,6 +279,7 @@ static int started(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     gsd_pod_set_state(st, p, GSD_RUNNING);
     p->start_us = now;
     st->nudge_due |= p->nominated;
+    st->gangs_check |= p->nominated && p->grp; /* whole again: its clock stops */
     gsd_sched_sync(st, p);
     p->pl = (struct gs_placement){d->node, d->gpu_mask, (uint32_t)d->share_milli};
     gsd_snap_touch(st, p);

@@ -714,6 +714,7 @@ static void *scheduler_main(void *arg)
         int failed = atomic_load(&s->failed) || st->failed; /* stopping: no expiry to wait for */
         int64_t due = gsd_health_deadline(st);
         due = last_probe + PROBE_US < due ? last_probe + PROBE_US : due;
+        due = st->manual_clock || st->short_due > due ? due : st->short_due;
         int n = take_batch(s, batch, failed ? INT64_MAX : due);
         if (!failed && gsd_mono_us() >= last_probe + PROBE_US) {
             /* a batch's commit may have written nothing: only a write says the store can */
@@ -731,6 +732,9 @@ static void *scheduler_main(void *arg)
         if (!atomic_load(&s->failed) && ok && !st->failed) {
             gsd_health_expire(st);         /* after the batch: its heartbeats count */
             gsd_kube_podgroups_settle(st); /* the batch's pods gone may free some */
+            /* -EIO set st->failed; out of memory, the next batch tries again */
+            if (gsd_extender_short_gangs(st) == -ENOMEM)
+                gsd_log("error", "out of memory: short gangs' held cards are kept", NULL);
         }
         if (!atomic_load(&s->failed) && ok && !st->failed && !st->held)
             gsd_sched_run(st);    /* what the batch freed or changed, for the pending */

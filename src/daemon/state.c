@@ -571,6 +571,7 @@ static int pod_leave(struct gsd_state *st, struct gsd_pod *p, int64_t now, int d
         return -EIO;
     }
     gsd_sched_forget(st, p, done);
+    st->gangs_check |= p->grp != NULL; /* its mates may be held short of it */
     char key[GSD_KEY_MAX];
     snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
     gsd_log("info", done ? "pod completed" : "pod cancelled", "pod", key, "tenant", p->tenant,
@@ -920,6 +921,8 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     st->cluster = cluster;
     st->inv = inv;
     st->started_us = gsd_now_us();
+    st->gangs_check = 1; /* the clocks of gangs short at a restart start now */
+    st->short_due = INT64_MAX;
     st->sched_lat = st->commit_lat = (struct gsd_hist){lat_bounds, 14, {0}, 0, 0};
     st->ext = calloc(GSD_EXT_CACHE, sizeof(*st->ext));
     if (!st->ext)
@@ -1134,6 +1137,7 @@ int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_dia
     gsd_config_free(old);
     json_decref(st->bill_cache); /* the rate card may have changed */
     st->bill_cache = NULL;
+    st->gangs_check = 1; /* so may extender.shortGangHoldSeconds */
     char n[24];
     snprintf(n, sizeof(n), "%zu", cfg->ntenants);
     gsd_log("info", "config reloaded", "path", cfg->path ? cfg->path : "", "policy_files",

@@ -124,6 +124,10 @@ struct gsd_state {
     size_t nevicting;  /* pods GSD_EVICTING now */
     size_t nnominated; /* pods nominated now */
     int nudge_due;     /* a nominated pod was placed, or an evicting one left: nudge (extender.c) */
+    /* a gang member left or a held one was placed: look for short gangs (extender.c); the clock
+     * (gsd_clock_us()) at which a short gang's held members give their cards back next */
+    int gangs_check;
+    int64_t short_due;
     /* extender: pods seen by filter, for bind */
     struct gsd_extpod *ext;
     size_t ext_next;

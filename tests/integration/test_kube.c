@@ -2363,6 +2363,30 @@ static void test_podgroups_member_first(void **state)
     assert_int_equal(member_filter("kh", "kh-0", why), 0);
     if (!strstr(why, "its gang lost a member that was deleted before it bound"))
         fail_msg("filter of kh-0: %s", why);
+    /* no new member comes within extender.shortGangHoldSeconds: kh-0's cards go back, and it
+     * waits to be placed with the member that completes its gang */
+    before = log_count("pod requeued");
+    char *end = section + strlen(section);
+    snprintf(end, sizeof(section) - (size_t)(end - section), "%s",
+             "extender:\n  shortGangHoldSeconds: 1\n");
+    reload_kubernetes(section);
+    assert_int_equal(log_count_reaches("pod requeued", before + 1), before + 1);
+    assert_true(log_count("no new one came in 1 s (extender.shortGangHoldSeconds)") >= 1);
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/pods/team-a/kh-0", TOKEN_ADMIN, NULL, &a), 0);
+    json_t *kh0 = json_loads(a.body, 0, NULL);
+    h_answer_free(&a);
+    assert_string_equal(json_string_value(json_object_get(kh0, "state")), "pending");
+    json_decref(kh0);
+    assert_int_equal(member_filter("kh", "kh-0", why), 0);
+    if (!strstr(why, "gang kh: its members bind together"))
+        fail_msg("filter of kh-0 let go: %s", why);
+    assert_int_equal(member_filter("kh", "kh-2", why), 0); /* its gang is whole: both placed */
+    const char *kh0_path = "/api/v1/namespaces/team-a/pods/kh-0";
+    for (int k = 0; k < 300 && fake_got("PATCH", kh0_path) < 2; k++)
+        usleep(50000);
+    assert_int_equal(fake_got("PATCH", kh0_path), 2);
+    nudged_to("kh-2", node[2]);
     *strstr(section, "  syncSeconds: 300") = '\0';
     strcat(section, "  syncSeconds: 0\n");
     reload_kubernetes(section);

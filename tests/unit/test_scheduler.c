@@ -171,6 +171,39 @@ static void test_node_failure_requeues_gang(void **state)
     teardown_fx(&f);
 }
 
+/* A driver sends one running gang member back (its mate gone before binding): it waits with
+ * its own words until a pass tries it, its mate stays, and it is placed again with a new mate. */
+static void test_requeue_one(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("m0", 8, ", annotations: {scheduling.k8s.io/group-name: g}")
+                     POD("m1", 8, ", annotations: {scheduling.k8s.io/group-name: g}")
+                         POD("m2", 8, ", annotations: {scheduling.k8s.io/group-name: g}"));
+    int32_t a = submit(&f, 0, 0), b = submit(&f, 0, 1);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 0, &dec), 2);
+    int32_t node_a = view(&f, a).node;
+    assert_int_equal(gs_tenancy_requeue(f.t, 5 * S, b + 1, "x"), -EINVAL); /* no such pod */
+    assert_int_equal(gs_tenancy_cancel(f.t, 5 * S, b), 0);
+    assert_int_equal(gs_tenancy_requeue(f.t, 5 * S, b, "x"), -EINVAL); /* not running */
+    assert_int_equal(gs_tenancy_requeue(f.t, 6 * S, a, "its mate went"), 0);
+    assert_int_equal(view(&f, a).state, GS_POD_PENDING);
+    assert_string_equal(view(&f, a).reason, "its mate went");
+    assert_int_equal(schedule(&f, 6 * S, &dec), 1);
+    assert_int_equal(dec[0].kind, GS_DECIDE_EVICT);
+    assert_int_equal(dec[0].by, -1);
+    assert_int_equal(dec[0].node, node_a);
+    assert_int_equal(view(&f, a).state, GS_POD_PENDING); /* its gang lacks a member */
+    if (!strstr(view(&f, a).reason, "PodGroup g: 1 of minMember 2"))
+        fail_msg("reason: %s", view(&f, a).reason);
+    int32_t c = submit(&f, 7 * S, 2);
+    assert_int_equal(schedule(&f, 7 * S, &dec), 2);
+    assert_int_equal(view(&f, a).state, GS_POD_RUNNING);
+    assert_int_equal(view(&f, c).state, GS_POD_RUNNING);
+    teardown_fx(&f);
+}
+
 /* An unhealthy card takes no pod; the fault that killed the work sends its pod back. */
 static void test_card_health(void **state)
 {
@@ -1125,6 +1158,7 @@ int main(void)
         cmocka_unit_test(test_reason_free_cards_now),
         cmocka_unit_test(test_reason_free_cards_healthy),
         cmocka_unit_test(test_node_failure_requeues_gang),
+        cmocka_unit_test(test_requeue_one),
         cmocka_unit_test(test_card_health),
         cmocka_unit_test(test_bind_to),
         cmocka_unit_test(test_restore),

@@ -747,6 +747,14 @@ static int requeue_node(struct gs_tenancy *t, size_t node, uint32_t cards, const
     return r;
 }
 
+int gs_tenancy_requeue(struct gs_tenancy *t, int64_t now, int32_t id, const char *why)
+{
+    if (id < 0 || (size_t)id >= t->npods || t->pods[id].state != GS_POD_RUNNING || !why)
+        return -EINVAL;
+    int r = clock_to(t, now);
+    return r < 0 ? r : requeue(t, id, why);
+}
+
 int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int ready)
 {
     if (node < 0 || (size_t)node >= t->pol->nnodes)
