@@ -143,11 +143,14 @@ static int queue_fields(struct gs__yctx *c, yaml_node_t **f, struct gs_queue_spe
     struct gcm g;
     int64_t w;
     int rc = 0;
+    int first = -1; /* the one written first, as a reader of the file meets them */
     for (int i = Q_REFUSED_FIRST; i < GS__YAML_NKEYS(queue_keys); i++)
-        if (f[i])
-            return gs__yaml_err(c, f[i],
-                                "Queue spec.%s is not interpreted: refused rather than ignored",
-                                queue_keys[i]);
+        if (f[i] && (first < 0 || f[i]->start_mark.index < f[first]->start_mark.index))
+            first = i;
+    if (first >= 0)
+        return gs__yaml_err(c, f[first],
+                            "Queue spec.%s is not interpreted: refused rather than ignored",
+                            queue_keys[first]);
     if (f[Q_WEIGHT] && !(rc = gs__scn_int(c, f[Q_WEIGHT], "weight", 1, 1000000, &w)))
         q->weight = (int32_t)w;
     if (!rc)

@@ -199,6 +199,10 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
         /* HAMi's other way to ask memory, as its users write it: say which one is read */
         if (!strcmp(name, "nvidia.com/gpumem-percentage"))
             snprintf(hint, sizeof(hint), " (write nvidia.com/gpumem, the share's MiB)");
+        else if (!strncmp(name, "volcano.sh/vgpu-", 16)) /* Volcano's vGPU device plugin's */
+            snprintf(hint, sizeof(hint),
+                     " (write nvidia.com/gpu, nvidia.com/gpumem in MiB and "
+                     "nvidia.com/gpucores in %%)");
         else
             gs__yaml_hint(k, res_names, Q_COUNT, hint, sizeof(hint));
         int rc = gs__scn_qty_unread(c, v, what);

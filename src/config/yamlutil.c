@@ -1280,8 +1280,7 @@ static const char *yaml11_only(const char *s)
                                         "No", "NO", "on",  "On",  "ON",  "off", "Off", "OFF"};
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         if (!strcmp(s, words[i]))
-            return "is a boolean to kubectl (YAML 1.1): quote it for the text, or write true or "
-                   "false";
+            return "is a boolean to kubectl (YAML 1.1), not the text: quote it to mean the text";
     const char *d = s + (*s == '-' || *s == '+');
     size_t digits = strspn(d, "0123456789_"), alnum = strspn(d, "0123456789_abcdefABCDEFxXoO");
     int num = d[0] >= '0' && d[0] <= '9' && !d[alnum];

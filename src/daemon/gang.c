@@ -8,6 +8,7 @@
  * counted from the pods.
  */
 #include "gang.h"
+#include "../config/yamlutil.h"
 #include "api.h"
 #include "kube.h"
 #include "log.h"
@@ -298,8 +299,12 @@ static int keys_known(const json_t *o, const char *where, const char *const *key
             i++;
         char field[96];
         snprintf(field, sizeof(field), "%s%.80s", where, k);
-        if (i == n)
-            return bad(e, field, "no such PodGroup field: refused rather than ignored");
+        if (i == n) {
+            char msg[160], near[96];
+            snprintf(msg, sizeof(msg), "no such PodGroup field%s: refused rather than ignored",
+                     gs__hint(k, keys, (int)n, near, sizeof(near)));
+            return bad(e, field, msg);
+        }
         if (i >= applied && !json_is_null(v))
             return bad(e, field,
                        "not applied by gpuschedd (minMember, queue, priorityClassName, "

@@ -750,6 +750,14 @@ static void test_errors_name_the_field(void **state)
         assert_int_equal(status_of(&d, "POST", "/v1/podgroups", TOKEN_A, body, field, 128), 400);
         assert_string_equal(field, server_set[i][1]);
     }
+    /* a misspelt PodGroup field: the one meant is named */
+    assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_A,
+                            "{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMembr\":2}}", &a),
+                     0);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(sget(a.json, "field"), "spec.minMembr");
+    assert_non_null(strstr(sget(a.json, "error"), "(did you mean \"minMember\"?)"));
+    h_answer_free(&a);
     assert_int_equal(
         status_of(&d, "POST", "/v1/pods", TOKEN_A,
                   "{\"metadata\":{\"name\":\"made\"},\"spec\":{\"containers\":[{\"name\":\"m\"}]},"

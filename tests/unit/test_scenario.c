@@ -1123,6 +1123,13 @@ static const struct bad bads[] = {
      "resource nvidia.com/gpumem-percentage is not interpreted (write nvidia.com/gpumem, the "
      "share's MiB): refused rather than ignored",
      0},
+    /* Volcano's vGPU device plugin's names: refused, naming the ones read */
+    {POD_HDR
+     "spec:\n  containers:\n  - name: m\n    resources: {limits: {volcano.sh/vgpu-number: 1}}\n",
+     -EINVAL, ":7:26: ",
+     "resource volcano.sh/vgpu-number is not interpreted (write nvidia.com/gpu, nvidia.com/gpumem "
+     "in MiB and nvidia.com/gpucores in %): refused rather than ignored",
+     0},
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rq, namespace: a}\n"
      "spec: {hard: {requets.nvidia.com/gpu: 1}}\n",
      -EINVAL, ":4:15: ",
@@ -1138,6 +1145,10 @@ static const struct bad bads[] = {
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
      "spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 1}}}\n",
      -EINVAL, ":4:30: ", "Queue spec.guarantee is not interpreted: refused rather than ignored", 0},
+    /* of two, the one written first is named */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+     "spec: {deserved: {nvidia.com/gpu: 1}, guarantee: {resource: {nvidia.com/gpu: 1}}}\n",
+     -EINVAL, ":4:18: ", "Queue spec.deserved is not interpreted: refused rather than ignored", 0},
     /* Volcano's multi-cluster dispatch and its queue type: neither applied, so neither taken */
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
      "spec: {weight: 1, extendClusters: [{name: other, weight: 1}]}\n",
