@@ -471,16 +471,43 @@ static int64_t rq_merge(struct gs__yctx *c, struct rq *r, int res)
 enum { SE_SCOPE, SE_OPERATOR, SE_VALUES };
 static const char *const se_keys[] = {"scopeName", "operator", "values"};
 
+/* The PriorityClasses one expression names (its values). */
+struct scope_vals {
+    char name[GS_SCN_SCOPE_CLASSES][GS_SCN_NAME_MAX];
+    int n;
+};
+
 static int scope_value(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
-    struct gs_rquota_spec *q = arg;
+    struct scope_vals *v = arg;
     (void)idx; /* a gs__yaml_item_fn */
-    if (q->nscope_classes >= GS_SCN_SCOPE_CLASSES)
+    if (v->n >= GS_SCN_SCOPE_CLASSES)
         return gs__yaml_err_code(c, n, -E2BIG, "more than %d PriorityClasses in a quota scope",
                                  GS_SCN_SCOPE_CLASSES);
-    int rc = gs__scn_name(c, n, "values[]", q->scope_classes[q->nscope_classes], GS_SCN_NAME_MAX);
-    q->nscope_classes += !rc;
+    int rc = gs__scn_name(c, n, "values[]", v->name[v->n], GS_SCN_NAME_MAX);
+    v->n += !rc;
     return rc;
+}
+
+/* Expression @idx's classes @v, and every earlier one's in @q: a pod is in the scope when its
+ * class is in every expression (the API server ANDs a selector's expressions). */
+static int scope_and(struct gs__yctx *c, yaml_node_t *n, int idx, const struct scope_vals *v,
+                     struct gs_rquota_spec *q)
+{
+    int kept = 0;
+    for (int i = 0; i < (idx ? q->nscope_classes : v->n); i++) {
+        const char *name = idx ? q->scope_classes[i] : v->name[i];
+        int in = !idx;
+        for (int k = 0; idx && k < v->n && !in; k++)
+            in = !strcmp(name, v->name[k]);
+        if (in)
+            memmove(q->scope_classes[kept++], name, strlen(name) + 1);
+    }
+    q->nscope_classes = kept;
+    return kept ? 0
+                : gs__yaml_err(c, n,
+                               "no PriorityClass is in every expression of the scopeSelector: "
+                               "the quota would count no pod");
 }
 
 static int scope_expr(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
@@ -493,13 +520,21 @@ static int scope_expr(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         return rc;
     const char *scope = f[SE_SCOPE] ? gs__yaml_str(f[SE_SCOPE]) : NULL;
     const char *op = f[SE_OPERATOR] ? gs__yaml_str(f[SE_OPERATOR]) : NULL;
-    if (scope && op && strcmp(scope, "PriorityClass") == 0 && strcmp(op, "In") == 0)
-        return f[SE_VALUES] ? gs__yaml_each_item(c, f[SE_VALUES], "values", scope_value, arg) : 0;
-    /* Read as covering the whole namespace, a scoped quota would refuse pods it does not count. */
-    return gs__yaml_err(c, n,
-                        "quota scope %s %s is not interpreted (only PriorityClass In): refused "
-                        "rather than ignored",
-                        scope ? scope : "?", op ? op : "?");
+    if (!scope || !op || strcmp(scope, "PriorityClass") != 0 || strcmp(op, "In") != 0)
+        /* Read as covering the whole namespace, a scoped quota would refuse pods it does not
+         * count. */
+        return gs__yaml_err(c, n,
+                            "quota scope %s %s is not interpreted (only PriorityClass In): "
+                            "refused rather than ignored",
+                            scope ? scope : "?", op ? op : "?");
+    struct scope_vals v = {.n = 0};
+    rc = f[SE_VALUES] ? gs__yaml_each_item(c, f[SE_VALUES], "values", scope_value, &v) : 0;
+    if (!rc && !v.n) /* the API server's rule for In and NotIn */
+        return gs__yaml_err(c, f[SE_VALUES] ? f[SE_VALUES] : n,
+                            "%s.values: at least one value when the operator is In, as the API "
+                            "server requires",
+                            where);
+    return rc ? rc : scope_and(c, n, idx, &v, arg);
 }
 
 static const char *const sel_keys[] = {"matchExpressions"};

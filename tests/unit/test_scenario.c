@@ -318,6 +318,38 @@ static void test_mig_policy_in_stream(void **state)
     expect_code(text, -EINVAL, "not as an item of a List");
 }
 
+/* A ResourceQuota's scopeSelector: its expressions ANDed, as the API server reads them; In
+ * with no value refused, as the API server refuses it (it was read as no scope at all). */
+static void test_quota_scope_expressions(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    static const char *const rq = "apiVersion: v1\nkind: ResourceQuota\n"
+                                  "metadata: {name: rq, namespace: a}\nspec:\n  hard: {pods: 1}\n"
+                                  "  scopeSelector:\n    matchExpressions:\n%s";
+    char text[512];
+    snprintf(text, sizeof(text), rq,
+             "    - {scopeName: PriorityClass, operator: In, values: [hi, mid, lo]}\n"
+             "    - {scopeName: PriorityClass, operator: In, values: [lo, top, mid]}\n");
+    struct gs_scenario *s = load_text_ok(text, &d, &w);
+    assert_int_equal(s->policy.rquotas[0].nscope_classes, 2);
+    assert_string_equal(s->policy.rquotas[0].scope_classes[0], "mid");
+    assert_string_equal(s->policy.rquotas[0].scope_classes[1], "lo");
+    gs_scenario_free(s);
+    snprintf(text, sizeof(text), rq,
+             "    - {scopeName: PriorityClass, operator: In, values: [hi]}\n"
+             "    - {scopeName: PriorityClass, operator: In, values: [lo]}\n");
+    expect_code(text, -EINVAL, ":9:7: no PriorityClass is in every expression");
+    snprintf(text, sizeof(text), rq,
+             "    - {scopeName: PriorityClass, operator: In, values: []}\n");
+    expect_code(text, -EINVAL,
+                ":8:56: scopeSelector.matchExpressions[0].values: at least one value when the "
+                "operator is In");
+    snprintf(text, sizeof(text), rq, "    - {scopeName: PriorityClass, operator: In}\n");
+    expect_code(text, -EINVAL, ":8:7: scopeSelector.matchExpressions[0].values: at least one");
+}
+
 /* A pod asking a MIG instance and cards: warned at load, where the spec is. */
 static void test_mig_and_cards_warned(void **state)
 {
@@ -2499,6 +2531,7 @@ int main(void)
         cmocka_unit_test(test_seeds_load_each),
         cmocka_unit_test(test_seed_policy_values),
         cmocka_unit_test(test_seed_kube_values),
+        cmocka_unit_test(test_quota_scope_expressions),
         cmocka_unit_test(test_seed_warnings),
         cmocka_unit_test(test_warnings),
         cmocka_unit_test(test_dedicated_past_the_cluster),
