@@ -64,6 +64,11 @@ int gs_utf8_len(const unsigned char *c);
  * the header. Return: 1 or 0.
  */
 int gs_bearer_token_ok(const char *s, size_t n);
+/* Bytes of a token a node agent sends (its --bootstrap-token-file's line) at most, and of any
+ * other bearer token gpuschedd takes: a request header of 16 KB already fails in libmicrohttpd's
+ * default 32 KiB of memory per connection, so a longer token could never be sent. */
+#define GS_NODE_TOKEN_MAX   160
+#define GS_BEARER_TOKEN_MAX 4096
 
 /*
  * gs_text_plain() - @s (NUL-terminated) holds nothing the messages above write escaped: it is

@@ -139,6 +139,9 @@ static int get_bool(const struct walk *w, const yaml_node_t *n, const char *key,
     return err_at(w, n, "%s: expected true or false", key);
 }
 
+#define HEADER_MAX                                                                                 \
+    "the 4096 bytes gpuschedd takes of a bearer token (a request header could not carry it)"
+
 /* 1 when scalar @n is all NUL bytes: a token get_token() read and wiped (a written token of NUL
  * escapes alone reads the same, and is refused all the same). */
 static int wiped(const yaml_node_t *n)
@@ -152,7 +155,7 @@ static int wiped(const yaml_node_t *n)
 /* A token in plain text (hashed at once, then wiped in the YAML buffer) or as 64 hex digits; @k
  * its key, named in messages. */
 static int get_token(const struct walk *w, const yaml_node_t *k, yaml_node_t *n, int hashed,
-                     uint8_t out[32])
+                     uint8_t out[32], size_t max, const char *why_max)
 {
     char *s = (char *)scalar(n);
     if (!s && n && n->type == YAML_SCALAR_NODE) /* a NUL inside: written so, or wiped once read */
@@ -166,6 +169,8 @@ static int get_token(const struct walk *w, const yaml_node_t *k, yaml_node_t *n,
     if (!hashed) {
         if (len < GSD_TOKEN_MIN)
             return err_at(w, n, "a token must be at least %s bytes long", "16");
+        if (len > max)
+            return err_at(w, n, "a token is longer than %s", why_max);
         if (!gs_bearer_token_ok(s, len)) /* it could never be sent: no request would match */
             return err_at(w, n, "%s",
                           "a token is letters, digits and -._~+/, then = only at its end, as "
@@ -316,7 +321,7 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
                 return err_at(w, v, "%s", "name: expected a DNS label (a-z, 0-9, '-', 1..63)");
             memcpy(t->name, scalar(v), strlen(scalar(v)) + 1);
         } else if (i == 1 || i == 2) {
-            rc = get_token(w, k, v, i == 2, t->token_sha);
+            rc = get_token(w, k, v, i == 2, t->token_sha, GS_BEARER_TOKEN_MAX, HEADER_MAX);
             has_token++;
         } else if (i == 3) {
             rc = walk_namespaces(w, v, t);
@@ -439,7 +444,7 @@ static int metrics_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t 
                                                                                          : 0;
     if (m->has_token++)
         return err_at(w, k, "%s", "metrics: give one of token and tokenSHA256");
-    return get_token(w, k, v, i == 1, m->token_sha) ? -EINVAL : 0;
+    return get_token(w, k, v, i == 1, m->token_sha, GS_BEARER_TOKEN_MAX, HEADER_MAX) ? -EINVAL : 0;
 }
 
 /* http: the listener's bounds, each a whole number in its range. */
@@ -609,7 +614,7 @@ static int walk_top_key(const struct walk *w, int i, const yaml_node_t *k, yaml_
     case 5:
     case 6:
         c->has_admin++;
-        return get_token(w, k, v, i == 6, c->admin_sha);
+        return get_token(w, k, v, i == 6, c->admin_sha, GS_BEARER_TOKEN_MAX, HEADER_MAX);
     case 7: {
         static const char *const keys[] = {"maxBodyBytes", "requireToken", "maxRememberedBytes",
                                            "shortGangHoldSeconds"};
@@ -620,7 +625,8 @@ static int walk_top_key(const struct walk *w, int i, const yaml_node_t *k, yaml_
     case 9:
     case 10:
         c->has_node++;
-        return get_token(w, k, v, i == 10, c->node_sha);
+        return get_token(w, k, v, i == 10, c->node_sha, GS_NODE_TOKEN_MAX,
+                         "the 160 bytes gpusched-agent's --bootstrap-token-file holds");
     case 11:
         if (get_int(w, v, "nodeMonitorGracePeriodSeconds", 1, 86400, &x))
             return -EINVAL;

@@ -67,7 +67,8 @@ struct opts {
     struct gs_discover_opts disc;
     int replicas, beat_s, sync_ms, dry_run, discover_only, no_plugin;
     enum gs_topo_format fmt;
-    char boot[161]; /* the bootstrap token file's line, checked at start; "" when not given */
+    char boot[GS_NODE_TOKEN_MAX +
+              1]; /* the bootstrap token file's line, checked at start; "" when not given */
 };
 
 /* A request the agent repeats (a heartbeat, the read of the bound pods): its last failure, said
@@ -1013,10 +1014,11 @@ static int check_files(struct opts *o)
         return 0;
     char line[256];
     int rc = read_line(o->bootstrap_file, line, sizeof(line));
-    if (rc == -EINVAL || (!rc && (!gs_bearer_token_ok(line, strlen(line)) || strlen(line) > 160))) {
-        say("--bootstrap-token-file %s: %s: expected a bearer token, 1..160 letters, digits and "
+    if (rc == -EINVAL ||
+        (!rc && (!gs_bearer_token_ok(line, strlen(line)) || strlen(line) > GS_NODE_TOKEN_MAX))) {
+        say("--bootstrap-token-file %s: %s: expected a bearer token, 1..%d letters, digits and "
             "-._~+/ (RFC 6750) on its first line",
-            o->bootstrap_file, rc ? "empty" : "not a token");
+            o->bootstrap_file, rc ? "empty" : "not a token", GS_NODE_TOKEN_MAX);
         return -1;
     } else if (rc) {
         say("--bootstrap-token-file %s: %s", o->bootstrap_file, strerror(-rc));

@@ -84,7 +84,14 @@ static void test_config_good(void **state)
     assert_ptr_equal(gsd_tenant_of_ns(c, "a-dev"), &c->tenants[0]);
     assert_null(gsd_tenant_of_ns(c, "b"));
     assert_int_equal(c->node_grace_us, GSD_NODE_GRACE_DEFAULT_US);
+    assert_int_equal(c->short_gang_hold_us, 60000000);
     gsd_config_free(c);
+    assert_int_equal(load_text(HEAD "extender: {shortGangHoldSeconds: 0}\n", &c, &d), 0);
+    assert_int_equal(c->short_gang_hold_us, 0);
+    gsd_config_free(c);
+    assert_int_equal(load_text(HEAD "extender: {shortGangHoldSeconds: 86401}\n", &c, &d), -EINVAL);
+    if (!strstr(d.msg, ":3:34: shortGangHoldSeconds: expected a whole number in 0..86400"))
+        fail_msg("%s", d.msg);
     /* The node agents' token reaches the node verbs only; the grace period is in seconds. */
     assert_int_equal(load_text(HEAD "nodeToken: node-0123456789abcdef\n"
                                     "nodeMonitorGracePeriodSeconds: 5\n",
@@ -258,6 +265,27 @@ static void test_config_errors(void **state)
         if (rc != -EINVAL || !strstr(d.msg, bad[i].msg) || !strstr(d.msg, "/tmp/gs_test_daemon"))
             fail_msg("case %zu: rc %d, message \"%s\", expected \"%s\"", i, rc, d.msg, bad[i].msg);
     }
+    /* a token no request could carry, or no agent could send: refused where it is written */
+    static const struct {
+        const char *key, *msg;
+        size_t len;
+    } longest[] = {
+        {"nodeToken", "longer than the 160 bytes gpusched-agent's", GS_NODE_TOKEN_MAX},
+        {"adminToken", "longer than the 4096 bytes gpuschedd takes", GS_BEARER_TOKEN_MAX}};
+    for (size_t i = 0; i < 2; i++)
+        for (size_t len = longest[i].len; len <= longest[i].len + 1; len++) {
+            char text[GS_BEARER_TOKEN_MAX + 128];
+            int at = snprintf(text, sizeof(text), HEAD "%s: ", longest[i].key);
+            memset(text + at, 'n', len);
+            strcpy(text + at + len, "\n");
+            int rc = load_text(text, &c, &d);
+            if (len == longest[i].len) {
+                assert_int_equal(rc, 0);
+                gsd_config_free(c);
+            } else if (rc != -EINVAL || !strstr(d.msg, longest[i].msg) || !strstr(d.msg, ":3:")) {
+                fail_msg("%s of %zu bytes: rc %d, %s", longest[i].key, len, rc, d.msg);
+            }
+        }
     gs_diag_init(&d);
     assert_int_equal(gsd_config_load("/nonexistent/gpuschedd.yaml", &c, &d), -ENOENT);
 }
