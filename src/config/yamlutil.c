@@ -805,6 +805,8 @@ int gs__yaml_read(const char *path, bool allow_stdin, size_t max, const char *wh
         int e = errno;
         if (e == ENOENT)
             return gs_diag_error_code(d, -ENOENT, "%s: no such file", path);
+        if (e == EACCES || e == EPERM) /* a file the user named that they may not read */
+            return gs_diag_error_code(d, -EACCES, "%s: cannot open: %s", path, strerror(e));
         return io_error(path, "cannot open", e, d);
     }
     struct stat sb;

@@ -119,13 +119,6 @@ static int add_spec(struct gs_cluster *c, const struct gs_scenario *s, size_t i,
         .pcie_domain = t->pcie_domain,
         .nvlink_group = t->nvlink_group,
     };
-    if (!gs_dns_subdomain_ok(sn->name, strlen(sn->name))) /* no agent could heartbeat it */
-        return gs_diag_error(d,
-                             "%s: node \"%s\": not a Kubernetes node name (a DNS-1123 subdomain: "
-                             "1-253 bytes of a-z, 0-9, '-' and '.', each dot-separated part "
-                             "starting and ending with a letter or digit), which gpusched-agent "
-                             "and the API server name a node by",
-                             path, sn->name);
     int rc = gs_cluster_add_node(c, &spec, d);
     return rc < 0 ? rc : t->gpus;
 }

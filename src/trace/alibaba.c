@@ -8,6 +8,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
+#include "gpusched/policy.h"
 #include "gpusched/sched.h"
 
 #include <errno.h>
@@ -99,6 +100,13 @@ static int parse_node(struct csv *c, const int *col, struct gs_trace_node *n, st
     int64_t gpus;
     memset(n, 0, sizeof(*n)); /* what no column gives (pods) is not given */
     int rc = parse_name(c, col[0], n->name, sizeof(n->name), d);
+    if (!rc && !gs_dns_subdomain_ok(n->name, strlen(n->name))) /* as a Cluster's nodes are */
+        return csv_error(c, col[0], d,
+                         "\"%s\" is not a Kubernetes node name (a DNS-1123 subdomain: 1-253 "
+                         "bytes of a-z, 0-9, '-' and '.', each dot-separated part starting and "
+                         "ending with a letter or digit), which gpusched-agent and the API server "
+                         "name a node by",
+                         n->name);
     if (!rc)
         rc = csv_uint(c, col[1], CPU_MILLI_MAX, &n->cpu_milli, d);
     if (!rc)
