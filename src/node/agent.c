@@ -1045,6 +1045,22 @@ static int check_dir(const char *flag, const char *path)
     return 0;
 }
 
+/* A file given by @flag (--hwloc-xml), checked before discovery reads it: a regular file this
+ * process can read. Return: 0; -1 after saying why. */
+static int check_file(const char *flag, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || access(path, R_OK) != 0) {
+        say("%s %s: %s", flag, path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        say("%s %s: not a file", flag, path);
+        return -1;
+    }
+    return 0;
+}
+
 /* --state-dir @dir, where the node's token and device state are kept: made (mode 0700) where it
  * is missing, else a folder the agent can write. Checked before anything is sent: a registration
  * whose token cannot be kept leaves the node registered, and the bootstrap token refused for it.
@@ -1254,6 +1270,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->disc.smi = optarg;
             break;
         case 'X':
+            if (check_file("--hwloc-xml", optarg))
+                return -2;
             o->disc.hwloc_xml = optarg;
             break;
         case 'Y':
@@ -1290,6 +1308,13 @@ static int parse(int argc, char **argv, struct opts *o)
         say("unexpected argument \"%s\": the agent takes options only", argv[optind]);
         return -1;
     }
+    for (int i = 0; o->discover_only && lo[i].name; i++) /* taken and unread is refused */
+        if (given[lo[i].val] && !strchr("nNMXYdjk", lo[i].val)) {
+            say("--%s is not read by --discover, which prints the GPUs found and exits: leave it "
+                "out",
+                lo[i].name);
+            return -2;
+        }
     const char *from = node_given ? "--node" : "$NODE_NAME";
     if (!node_given && (!o->node || !*o->node)) {
         if (gethostname(host, sizeof(host) - 1)) {

@@ -235,7 +235,11 @@ int gs_discover_hwloc(const char *xml, struct gs_topo *t, struct gs_diag *d)
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
     if ((xml && hwloc_topology_set_xml(topo, xml) < 0) || hwloc_topology_load(topo) < 0) {
         hwloc_topology_destroy(topo);
-        return gs_diag_error_code(d, -EIO, "hwloc cannot load %s", xml ? xml : "this machine");
+        return xml ? gs_diag_error_code(d, -EINVAL,
+                                        "hwloc cannot load %s: not a topology as `lstopo "
+                                        "FILE.xml` writes one",
+                                        xml)
+                   : gs_diag_error_code(d, -EIO, "hwloc cannot load this machine's topology");
     }
     int rc = 0;
     for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(topo, o)) != NULL;) {

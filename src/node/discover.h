@@ -49,7 +49,8 @@ const char *gs_discover_source_name(enum gs_discover_source s);
 
 /*
  * gs_discover_hwloc() - the hwloc source alone (@xml: an XML export, or NULL for this machine).
- * Return: 0 with @t filled (0 GPUs when none); -EIO with @d.
+ * Return: 0 with @t filled (0 GPUs when none); -EINVAL with @d when @xml holds no topology;
+ * -EIO with @d when hwloc cannot read this machine.
  */
 int gs_discover_hwloc(const char *xml, struct gs_topo *t, struct gs_diag *d);
 

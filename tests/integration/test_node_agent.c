@@ -770,8 +770,8 @@ static void agent_says(int status, const char *want, const char *const *args)
 {
     const char *argv[32] = {getenv("GPUSCHED_AGENT_BIN"), "--server", "http://127.0.0.1:1"};
     int n = 3;
-    for (const char *const *a = args; *a; a++)
-        n = strcmp(*a, "--server") ? n : 1; /* a flag given twice is refused */
+    for (const char *const *a = args; *a; a++) /* a flag given twice is refused; --discover */
+        n = strcmp(*a, "--server") && strcmp(*a, "--discover") ? n : 1; /* reads no --server */
     for (; *args && n < 31; args++)
         argv[n++] = *args;
     argv[n] = NULL;
@@ -835,6 +835,15 @@ static void test_bad_usage(void **state)
                (const char *[]){"--discover", "--sysfs", "/nonexistent", NULL});
     agent_says(2, "--sysfs tests/meson.build: not a folder",
                (const char *[]){"--discover", "--sysfs", "tests/meson.build", NULL});
+    agent_says(2, "--hwloc-xml /nonexistent: No such file or directory",
+               (const char *[]){"--discover", "--hwloc-xml", "/nonexistent", NULL});
+    agent_says(2, "--hwloc-xml tests: not a file",
+               (const char *[]){"--discover", "--hwloc-xml", "tests", NULL});
+    /* what --discover does not read is not taken and ignored */
+    agent_says(2, "--server is not read by --discover, which prints the GPUs found and exits",
+               (const char *[]){"--discover", "--server", "ftp://x", NULL});
+    agent_says(2, "--replicas is not read by --discover",
+               (const char *[]){"--discover", "--replicas", "2", NULL});
     agent_says(2, "--server \"ftp://127.0.0.1:1\": expected http",
                (const char *[]){"--node", NODE, "--server", "ftp://127.0.0.1:1", NULL});
     /* nvidia-smi's text names no model, and the agent has no --model to give one */
@@ -924,12 +933,11 @@ static void test_int_ranges(void **state)
              {"--sync-ms", "86400000", "86400001", "(expected 1..86400000)"}};
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
         char want[200];
-        agent_says(
-            0, "",
-            (const char *[]){"--discover", "--node", NODE, f[i].flag, f[i].max, HWLOC_ONLY, NULL});
-        agent_says(
-            0, "",
-            (const char *[]){"--discover", "--node", NODE, f[i].flag, "1", HWLOC_ONLY, NULL});
+        /* taken: the first thing refused is the --server checked after them */
+        for (int k = 0; k < 2; k++)
+            agent_says(2, "--server \"ftp://127.0.0.1:1\": expected http",
+                       (const char *[]){"--node", NODE, f[i].flag, k ? "1" : f[i].max, "--server",
+                                        "ftp://127.0.0.1:1", NULL});
         snprintf(want, sizeof(want), "%s %s: out of range %s", f[i].flag, f[i].over, f[i].range);
         agent_says(2, want, (const char *[]){"--discover", f[i].flag, f[i].over, NULL});
         snprintf(want, sizeof(want), "%s 0: out of range %s", f[i].flag, f[i].range);
