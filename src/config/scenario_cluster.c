@@ -142,10 +142,15 @@ static int gpus_and_model(struct gs__yctx *c, yaml_node_t *at, const struct fiel
     if (f->f[T_MODEL]) {
         const char *m = gs__yaml_str(f->f[T_MODEL]);
         t->model = m ? gs_catalog_find_product(m) : -ENOENT;
+        char names[512];
         if (t->model < 0)
-            return gs__yaml_err(c, f->f[T_MODEL],
-                                "gpuModel %s is not in the GPU catalog (try A100-SXM4-80GB, "
-                                "H100-SXM5-80GB, L40S, T4, ...)",
+            return gs__yaml_err(c, f->f[T_MODEL], "gpuModel %s is not in the GPU catalog (%s)",
+                                gs__yaml_show(f->f[T_MODEL], buf),
+                                gs_catalog_names(names, sizeof(names)));
+        if (f->f[T_GPUS] && gpus == 0) /* its model would be dropped unsaid */
+            return gs__yaml_err(c, f->f[T_GPUS],
+                                "gpus: 0 with gpuModel %s: a node without GPUs has no GPU model "
+                                "(leave gpuModel out)",
                                 gs__yaml_show(f->f[T_MODEL], buf));
     }
     if (gpus > 0 && !f->f[T_MODEL])

@@ -1169,6 +1169,10 @@ static const struct bad bads[] = {
      "\"requests.nvidia.com/gpu\"?)",
      0},
     /* outside Pods too, an unknown field is an error and a field not modelled is refused */
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 0}]\n", -EINVAL,
+     ":4:49: ", "gpus: 0 with gpuModel \"T4\": a node without GPUs has no GPU model", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: A100-80G, gpus: 1}]\n", -EINVAL,
+     ":4:39: ", "gpuModel \"A100-80G\" is not in the GPU catalog (P100, T4,", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModle: T4, gpus: 2}]\n", -EINVAL,
      ":4:29: ", "unknown field \"gpuModle\" in nodeTemplates[0] (did you mean \"gpuModel\"?)", 0},
     {"apiVersion: gpu.example.com/v1\nkind: GPUQuota\nmetadata: {name: q, namespace: a}\n"
