@@ -1833,11 +1833,17 @@ static void test_timeslice_memory(void **state)
         assert_int_equal(gs_tsim_summary(t)->timeslice, 1);
         gs_tsim_free(t);
     }
-    /* Without sharing, a replica is a whole card: four run at a time, an hour each. */
+    /* Without sharing, a replica is a whole card: four run at a time, an hour each; five are
+     * more cards than a node has, said as the pod asked them */
+    replica_pod(s, "ns", "five", 5, 0, 0, 3600);
     struct gs_tsim *t = run(s, GS_WAY_EXCLUSIVE);
     assert_int_equal(count_started_at(t, 0), 4);
     assert_int_equal(find(t, "p0")->end_us, 3600 * S);
     assert_int_equal(gs_tsim_summary(t)->timeslice, 0);
+    assert_int_equal(find(t, "five")->state, GS_POD_REJECTED);
+    assert_string_equal(find(t, "five")->reason,
+                        "nvidia.com/gpu.shared 5 (whole cards where nothing is shared): the "
+                        "largest node this pod may use has 4 GPUs");
     gs_tsim_free(t);
     gs_scenario_free(s);
 }

@@ -1122,10 +1122,13 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
         return -1;
     }
     if (c.gpu > b.most_gpus && !(sp->same_card && fractional)) {
-        p->field = "spec.containers[].resources.limits.nvidia.com/gpu";
+        p->field = c.gpu_shared > 0 ? "spec.containers[].resources.limits.nvidia.com/gpu.shared"
+                                    : "spec.containers[].resources.limits.nvidia.com/gpu";
         p->field_at = gpu_from_init(sp, c.gpu);
-        gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
-                (long long)c.gpu, b.most_gpus);
+        /* time-slice replicas are whole cards where nothing may be shared: said as asked */
+        gs__say(why, size, "%s %lld%s: the largest node this pod may use has %d GPUs",
+                c.gpu_shared > 0 ? "nvidia.com/gpu.shared" : "nvidia.com/gpu", (long long)c.gpu,
+                c.gpu_shared > 0 ? " (whole cards where nothing is shared)" : "", b.most_gpus);
         return -1;
     }
     f->ncards = (int)c.gpu;
