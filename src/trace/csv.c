@@ -1,4 +1,5 @@
 #include "csv.h"
+#include "../config/yamlutil.h"
 
 #include "gpusched/diag.h"
 
@@ -143,11 +144,7 @@ static void list_names(char *buf, size_t cap, const char *const *list, int n)
 int csv_columns(const struct csv *c, const char *const *need, int n, const char *const *optional,
                 const char *const *unread, int *col, struct gs_diag *d)
 {
-    for (int i = 0; i < n; i++)
-        if ((col[i] = csv_need(c, need[i], d)) < 0)
-            return col[i];
-    for (int i = 0; optional && optional[i]; i++)
-        col[n + i] = csv_find(c, optional[i]);
+    /* an unknown column first: it is most often the misspelling of the one found missing */
     for (int i = 0; i < c->ncols_named; i++) {
         const char *h = c->header[i];
         int known = listed(optional, h) || listed(unread, h);
@@ -155,6 +152,10 @@ int csv_columns(const struct csv *c, const char *const *need, int n, const char 
             known = strcmp(need[k], h) == 0;
         if (known)
             continue;
+        int near = gs__nearest(h, need, n); /* a needed column the header lacks, misspelt */
+        if (near >= 0 && csv_find(c, need[near]) < 0)
+            return gs_diag_error(d, "%s:1:%d: unknown column \"%s\" (did you mean \"%s\"?)",
+                                 c->path, c->col[i], h, need[near]);
         char names[1024] = "";
         list_names(names, sizeof(names), need, n);
         list_names(names, sizeof(names), optional, -1);
@@ -162,6 +163,11 @@ int csv_columns(const struct csv *c, const char *const *need, int n, const char 
         return gs_diag_error(d, "%s:1:%d: unknown column \"%s\" (the format's columns: %s)",
                              c->path, c->col[i], h, names);
     }
+    for (int i = 0; i < n; i++)
+        if ((col[i] = csv_need(c, need[i], d)) < 0)
+            return col[i];
+    for (int i = 0; optional && optional[i]; i++)
+        col[n + i] = csv_find(c, optional[i]);
     return 0;
 }
 

@@ -306,8 +306,11 @@ static void test_nodes_bad_files(void **state)
 
     nodes_refused("sn,cpu_milli,memory_mib,gpu\nn1,64000,262144,0\n",
                   ":1:1: missing column \"model\"");
+    /* a column the header lacks, written otherwise: what it has is named, with what it means */
     nodes_refused("sn,cpu,memory_mib,gpu,model\nn1,64000,262144,0,\n",
-                  ":1:1: missing column \"cpu_milli\"");
+                  ":1:4: unknown column \"cpu\" (the format's columns: sn, cpu_milli,");
+    nodes_refused("sn,cpu_mili,memory_mib,gpu,model\nn1,64000,262144,0,\n",
+                  ":1:4: unknown column \"cpu_mili\" (did you mean \"cpu_milli\"?)");
     /* a column the format lacks would be taken in and never read */
     nodes_refused("sn,cpu_milli,memory_mib,gpu,model,pods\nn1,64000,262144,0,,110\n",
                   ":1:35: unknown column \"pods\" (the format's columns: sn, cpu_milli, "
@@ -404,7 +407,8 @@ static void test_pods_bad(void **state)
                  ":2:1: name: a name must be plain text (UTF-8");
     pods_refused("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,name\n",
                  ":1:54: a duplicate column name");
-    nodes_refused(PODS_HEADER "p1,1000,1024,1,1000,\n", ":1:1: missing column \"sn\"");
+    nodes_refused(PODS_HEADER "p1,1000,1024,1,1000,\n",
+                  ":1:1: unknown column \"name\" (the format's columns: sn, cpu_milli,");
     pods_refused("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1,1,0,0\n",
                  ":1:1: missing column \"gpu_spec\"");
     pods_refused("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,priority\np1,1,1,0,0,\n",
