@@ -579,6 +579,24 @@ static int first_start(const struct gs_pod_spec *p, int64_t now, struct gs_diag 
     return 0;
 }
 
+/* Snapshot pod @p's sim.gpusched.io/gpus names only cards node @node has. Return: 0; -EINVAL
+ * with @d at the annotation's value. */
+static int card_of_node(const struct gs_scenario *s, const struct gs_pod_spec *p, int32_t node,
+                        struct gs_diag *d)
+{
+    int gpus = s->policy.templates[s->policy.nodes[node].template_index].gpus;
+    uint32_t beyond = gpus >= 32 ? 0 : p->placed_mask & ~((1u << gpus) - 1);
+    if (!beyond)
+        return 0;
+    int card = __builtin_ctz(beyond);
+    return gs_diag_error(d,
+                         "%.*s:%u:%u: pod %s/%s: sim.gpusched.io/gpus names card %d, and node %s "
+                         "has %d GPUs%s",
+                         (int)sizeof(p->placed_src.file), p->placed_src.file, p->cards_line,
+                         p->cards_col, p->ns, p->name, card, p->placed_node, gpus,
+                         gpus ? " (numbered from 0)" : "");
+}
+
 /* placed_nodes() - a snapshot's running pods (sim.gpusched.io/node) name a node of the Cluster
  * and give their cards (or MIG instance) and start with it. O(pods log nodes). */
 static int placed_nodes(struct gs_scenario *s, struct gs_diag *d)
@@ -617,7 +635,8 @@ static int placed_nodes(struct gs_scenario *s, struct gs_diag *d)
                                "%s: pod %s/%s: a running pod needs sim.gpusched.io/gpus (or "
                                "mig-start) and sim.gpusched.io/start with its node",
                                gs__scn_where(&p->placed_src, at, sizeof(at)), p->ns, p->name);
-        else if (!(rc = s->sim.now_us == GS_UNSET ? 0 : placed_times(p, s->sim.now_us, d)))
+        else if ((rc = card_of_node(s, p, k->index, d)) == 0 &&
+                 !(rc = s->sim.now_us == GS_UNSET ? 0 : placed_times(p, s->sim.now_us, d)))
             p->placed_node_index = k->index;
     }
     free(by);

@@ -1432,6 +1432,13 @@ static const struct bad bads[] = {
      "pod a/p: sim.gpusched.io/saved 7200000000us is more than its sim.gpusched.io/duration, "
      "3600000000us",
      1},
+    /* a card the node does not have, said so (not that it is taken) */
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: "
+            "t}]\n---\n" SIM_HDR "spec: {now: 2h}\n---\n" POD_META
+            "  annotations:\n    sim.gpusched.io/node: n1\n    sim.gpusched.io/gpus: \"0,5\"\n"
+            "    sim.gpusched.io/start: 1h\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":19:27: ",
+     "pod a/p: sim.gpusched.io/gpus names card 5, and node n1 has 2 GPUs (numbered from 0)", 1},
     {RUNNING("    sim.gpusched.io/arrival: 30m\n    sim.gpusched.io/start: 10m\n"), -EINVAL,
      ":21:28: ",
      "sim.gpusched.io/start 600000000us is before its sim.gpusched.io/arrival, 1800000000us", 1},
