@@ -7,6 +7,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/fleet.h"
 #include "gpusched/grow.h"
 #include "gpusched/mig.h"
 #include "gpusched/scenario.h"
@@ -528,6 +529,12 @@ static void text_pods(const struct gs_scenario *s, FILE *f)
         if (s->sim.modes_defined)
             fprintf(f, "  card modes: convert %s, min hold %s\n", s->sim.convert ? "yes" : "no",
                     gs_duration_format(s->sim.min_hold_us, a, sizeof(a)));
+        for (size_t i = 0; i < s->sim.ncards; i++) { /* a snapshot's, for --from-now */
+            const struct gs_card_history *h = &s->sim.cards[i];
+            fprintf(f, "  card %d of %s: %s since %s\n", (int)h->gpu, gs__cli_cell(h->node),
+                    gs_card_mode_name((enum gs_card_mode)h->mode),
+                    gs_duration_format(h->since_us, a, sizeof(a)));
+        }
         for (size_t i = 0; i < s->sim.nfailures; i++)
             text_failure(&s->sim.failures[i], f);
     }
@@ -826,11 +833,20 @@ static json_t *json_simulation(const struct gs_scenario *s)
                                  "work_lost", gs_xid_loses_work(x->xid), "at_us", jint(x->at_us),
                                  "restore_us", jint(x->restore_us), "src", jsrc(&x->src)));
     }
+    json_t *history = json_array(); /* cardModes.cards, a snapshot's */
+    for (size_t i = 0; i < sim->ncards; i++) {
+        const struct gs_card_history *h = &sim->cards[i];
+        json_array_append_new(
+            history, json_pack("{s:s, s:i, s:s, s:I, s:o}", "node", h->node, "gpu", (int)h->gpu,
+                               "mode", gs_card_mode_name((enum gs_card_mode)h->mode), "since_us",
+                               (json_int_t)h->since_us, "src", jsrc(&h->src)));
+    }
     return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "compare", ways, "horizon_us",
                      jint(sim->horizon_us), "now_us", jint(sim->now_us), "card_modes",
-                     sim->modes_defined ? json_pack("{s:b, s:I}", "convert", sim->convert,
-                                                    "min_hold_us", (json_int_t)sim->min_hold_us)
-                                        : json_null(),
+                     sim->modes_defined
+                         ? json_pack("{s:b, s:I, s:o}", "convert", sim->convert, "min_hold_us",
+                                     (json_int_t)sim->min_hold_us, "cards", history)
+                         : (json_decref(history), json_null()),
                      "node_failures", nodes, "card_failures", cards, "card_holds", holds);
 }
 

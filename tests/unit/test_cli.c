@@ -887,6 +887,18 @@ static void test_validate_simulation(void **state)
     expect_exit(&r, 0);
     expect_has(r.err, "cardmodes.yaml:14:23: cardModes.cards gives a snapshot's cards: simulate "
                       "takes it with --from-now only");
+    expect_has(r.out, "  card 3 of n1: shared since 10us\n"); /* what was understood */
+    result_free(&r);
+    run(&r, ARGS("validate", "--json", snap));
+    expect_exit(&r, 0);
+    json_t *v = json_loads(r.out, 0, NULL);
+    const json_t *card = json_array_get(
+        json_object_get(json_object_get(json_object_get(v, "simulation"), "card_modes"), "cards"),
+        0);
+    assert_string_equal(json_string_value(json_object_get(card, "mode")), "shared");
+    assert_int_equal(json_integer_value(json_object_get(card, "gpu")), 3);
+    assert_int_equal(json_integer_value(json_object_get(card, "since_us")), 10);
+    json_decref(v);
     result_free(&r);
     run(&r, ARGS("simulate", "--scenario", snap, "--quiet"));
     expect_exit(&r, 2);
