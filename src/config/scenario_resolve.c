@@ -398,6 +398,16 @@ static void warn_dedicated(struct gs_scenario *s, struct gs_diag *d)
             if (m < 0 || m >= GS_MODEL_MAX || !mq->dedicated_milli || ded[m] <= cards[m] * 1000)
                 continue;
             char own[32], all[32];
+            if (!cards[m]) { /* no tenant could have them, whatever the others dedicate */
+                gs_diag_warn(d,
+                             "%s: GPUQuota tenant %s: quotas.%s.dedicated is %s, and the cluster "
+                             "has no %s GPU: none can be given",
+                             gs__scn_where(&s->policy.tenants[t].src, at, sizeof(at)),
+                             s->policy.tenants[t].name, mq->key,
+                             gs__scn_gpus(mq->dedicated_milli, own, sizeof(own)),
+                             gs_catalog_at(m)->name);
+                continue;
+            }
             gs_diag_warn(d,
                          "%s: GPUQuota tenant %s: quotas.%s.dedicated is %s of the %s %s GPUs the "
                          "GPUQuotas dedicate, and the cluster has %lld: not every tenant can have "

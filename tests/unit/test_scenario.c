@@ -428,6 +428,19 @@ static void test_dedicated_past_the_cluster(void **state)
     s = load_text_ok(text, &d, &w);
     assert_int_equal(w.n, 0);
     gs_scenario_free(s);
+    /* a model the cluster has none of: said so, not weighed against the others' */
+    snprintf(text, sizeof(text),
+             "%s---\napiVersion: gpu.example.com/v1\nkind: GPUQuota\nmetadata: {name: q, "
+             "namespace: h}\nspec: {quotas: {h100: {dedicated: 4}}}\n",
+             "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
+             "  nodeTemplates: [{name: t, gpuModel: A100-SXM4-80GB, gpus: 8}]\n"
+             "  nodes: [{name: n1, template: t}]\n");
+    s = load_text_ok(text, &d, &w);
+    ASSERT_WARNED(&w, ":10:32: ",
+                  "GPUQuota tenant h: quotas.h100.dedicated is 4, and the cluster "
+                  "has no H100-SXM5-80GB GPU: none can be given");
+    assert_int_equal(w.n, 1);
+    gs_scenario_free(s);
 }
 
 static void test_warnings(void **state)
