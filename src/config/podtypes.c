@@ -278,6 +278,19 @@ TYPE(gs__kt_pod_spec_t, 0, NULL, B("automountServiceAccountToken"), O("dnsConfig
      B("setHostnameAsFQDN"), B("shareProcessNamespace"), S("subdomain"),
      I("terminationGracePeriodSeconds"));
 
+/* ObjectMeta's fields the API server sets (kubectl get -o yaml writes them), which a scenario
+ * sets aside: typed as the API server decodes them (metadata.name, namespace, labels and
+ * annotations are read by gs__scn_meta()). */
+TYPE(owner_ref, 0, NULL, SR("apiVersion"), SR("kind"), SR("name"), SR("uid"), B("controller"),
+     B("blockOwnerDeletion"));
+TYPE(managed_entry, 0, NULL, S("manager"), S("operation"), S("apiVersion"), S("time"),
+     S("fieldsType"), F("fieldsV1", K_MAP, 0, NULL, NULL), S("subresource"));
+TYPE(gs__kt_meta_t, 0, NULL, S("generateName"), S("uid"), S("resourceVersion"), I("generation"),
+     S("creationTimestamp"), S("deletionTimestamp"), I("deletionGracePeriodSeconds"),
+     L("managedFields", managed_entry), L("ownerReferences", owner_ref), SS("finalizers"),
+     S("selfLink"));
+
+const struct gs__ktype *const gs__kt_meta = &gs__kt_meta_t;
 const struct gs__ktype *const gs__kt_container = &gs__kt_container_t;
 const struct gs__ktype *const gs__kt_ephemeral = &gs__kt_ephemeral_t;
 const struct gs__ktype *const gs__kt_pod_spec = &gs__kt_pod_spec_t;

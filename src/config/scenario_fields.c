@@ -509,6 +509,8 @@ static int meta_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg
         m->labels = val;
     } else if (field == META_ANNOTATIONS) {
         m->annotations = val;
+    } else { /* set aside, but of the API server's types */
+        rc = gs__scn_typed_field(c, gs__kt_meta, gs__yaml_meta_keys[field], val, "metadata");
     }
     return rc;
 }

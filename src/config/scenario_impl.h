@@ -183,11 +183,12 @@ int gs__scn_enum(struct gs__yctx *c, const yaml_node_t *n, const char *what,
 /*
  * The core/v1 types of the pod fields that do not change placement (podtypes.c): a container
  * (gs__kt_container; an ephemeral one, gs__kt_ephemeral), a volume, and the pod spec's fields
- * of that kind (gs__kt_pod_spec: those gs__scn_typed_names() lists).
+ * of that kind (gs__kt_pod_spec: those gs__scn_typed_names() lists), and ObjectMeta's fields
+ * the API server sets (gs__kt_meta).
  */
 struct gs__ktype;
 extern const struct gs__ktype *const gs__kt_container,
-    *const gs__kt_ephemeral, *const gs__kt_volume, *const gs__kt_pod_spec;
+    *const gs__kt_ephemeral, *const gs__kt_volume, *const gs__kt_pod_spec, *const gs__kt_meta;
 
 /*
  * gs__scn_typed() - object @n (null counts as empty) checked against type @t as the API server

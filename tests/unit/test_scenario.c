@@ -1155,6 +1155,13 @@ static const struct bad bads[] = {
      "unknown field \"resoures\" in spec.containers[0] (did you mean \"resources\"?): refused "
      "rather than ignored",
      0},
+    /* what the API server sets is set aside, but typed as it decodes it */
+    {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: 5}\n", -EINVAL,
+     ":3:26: ", "metadata.uid must be a string, not the integer 5", 0},
+    {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: [{kind: Job, name: j}]}\n",
+     -EINVAL, ":3:39: ", "metadata.ownerReferences[0].apiVersion is required", 0},
+    {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, finalizers: [5]}\n", -EINVAL,
+     ":3:34: ", "metadata.finalizers[0] must be a string", 0},
     /* a misspelt resource name is refused with the name it most likely meant */
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resources: {limits: {nvidia.com/gpus: 1}}\n",
      -EINVAL, ":7:26: ",
@@ -2041,7 +2048,8 @@ static const char kubectl_list[] =
     "    namespace: shop\n"
     "    uid: 0d7c0a4e\n"
     "    resourceVersion: \"42\"\n"
-    "    ownerReferences: [{kind: StatefulSet, name: web}]\n"
+    "    ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: web, uid: 7f3e9b2a,\n"
+    "      controller: true, blockOwnerDeletion: true}]\n"
     "  spec:\n"
     "    nodeName: node-7\n"
     "    schedulerName: default-scheduler\n"
@@ -2122,11 +2130,11 @@ static void test_kubectl_list(void **state)
     assert_int_equal(s->pods[0].containers[0].cpu_milli, 250);
     assert_int_equal(s->pods[0].containers[0].memory_mib, 512);
     assert_int_equal(s->pods[1].containers[0].gpu, GS_UNSET);
-    assert_int_equal(s->pods[1].src.line, 22);
+    assert_int_equal(s->pods[1].src.line, 23);
     assert_string_equal(s->pods[0].node_name, "node-7"); /* held to it, as kubelet would */
     /* ephemeral-storage, which no node declares, is said to be unchecked, not refused */
     assert_int_equal(w.n, 1);
-    assert_non_null(strstr(w.msg[0], ":20:39: limits.ephemeral-storage: local ephemeral storage is "
+    assert_non_null(strstr(w.msg[0], ":21:39: limits.ephemeral-storage: local ephemeral storage is "
                                      "taken without effect: gpusched neither places nor limits by "
                                      "it"));
     assert_int_equal(gs_scenario_tenant_of(s, "shop"), 0);
