@@ -97,8 +97,9 @@ struct agent {
      * card's last Xid */
     uint32_t xid_unsent;
     unsigned long long xid_of[32];
-    int xid_quiet;   /* under the lock: the Xid thread waited once with none pending */
-    int health_read; /* health_start() ran */
+    int64_t xid_retry_ms; /* under the lock: no resend before (gpuschedd was not reached) */
+    int xid_quiet;        /* under the lock: the Xid thread waited once with none pending */
+    int health_read;      /* health_start() ran */
 };
 
 static volatile sig_atomic_t stopping;
@@ -756,34 +757,43 @@ static void health_start(struct agent *a)
     json_decref(j);
 }
 
+static int64_t now_ms(void);
+
 /* Report card @gpu unhealthy for Xid @xid with @token. Return: 1 taken; 0 not (said why); -1 the
- * token was refused (401): the card is kept to report with the next token (xid_resend()). */
+ * token was refused (401): the card is kept to report with the next token (xid_resend()); -2
+ * gpuschedd was not reached or could not take it now (no answer, 429, 5xx): the card is kept
+ * to report again a heartbeat interval later, since a failed card left unsaid takes pods. */
 static int xid_report(struct agent *a, int gpu, unsigned long long xid, const char *token)
 {
     char url[300], body[80], *resp = NULL, why[sizeof(a->beat_said.text)];
     snprintf(url, sizeof(url), "/v1/nodes/%s/gpus/%d/health", a->o.node, gpu);
     snprintf(body, sizeof(body), "{\"healthy\": false, \"xid\": %llu}", xid);
     long st = http(a, "POST", url, token, body, &resp);
+    int again = st <= 0 || st == 429 || st >= 500;
     if (st != 200) {
         pthread_mutex_lock(&a->lock);
         failure(a, st, resp, why, sizeof(why));
-        if (st == 401)
+        if (st == 401 || again)
             a->xid_unsent |= 1u << gpu;
+        if (again)
+            a->xid_retry_ms = now_ms() + a->o.beat_s * 1000;
         pthread_mutex_unlock(&a->lock);
-        say("GPU %d: gpuschedd did not take the health report: %s", gpu, why);
+        say("GPU %d: gpuschedd did not take the health report: %s%s", gpu, why,
+            again ? " (sent again later)" : "");
     }
     free(resp);
     if (st == 401)
         atomic_store(&a->refused, 1);
-    return st == 200 ? 1 : st == 401 ? -1 : 0;
+    return st == 200 ? 1 : st == 401 ? -1 : again ? -2 : 0;
 }
 
-/* The main thread, with a token usable again: the Xids the refused one could not report. */
+/* The main thread, with a token usable: the Xids a refused token, or a gpuschedd not reached,
+ * could not report, once their retry time has come. */
 static void xid_resend(struct agent *a)
 {
     pthread_mutex_lock(&a->lock);
-    uint32_t unsent = a->xid_unsent;
-    a->xid_unsent = 0;
+    uint32_t unsent = now_ms() >= a->xid_retry_ms ? a->xid_unsent : 0;
+    a->xid_unsent &= ~unsent;
     pthread_mutex_unlock(&a->lock);
     for (int g = 0; g < 32 && unsent; g++) {
         if (!(unsent & (1u << g)))
@@ -792,10 +802,10 @@ static void xid_resend(struct agent *a)
         pthread_mutex_lock(&a->lock);
         unsigned long long xid = a->xid_of[g];
         pthread_mutex_unlock(&a->lock);
-        if (xid_report(a, g, xid, a->token) > 0)
-            say("GPU %d: Xid %llu: reported unhealthy (held while the node's token was refused)", g,
-                xid);
-        else if (atomic_load(&a->refused)) { /* refused again: kept, with the rest */
+        int rc = xid_report(a, g, xid, a->token);
+        if (rc > 0)
+            say("GPU %d: Xid %llu: reported unhealthy (held until then)", g, xid);
+        else if (rc < 0) { /* refused again, or not reached: kept, with the rest */
             pthread_mutex_lock(&a->lock);
             a->xid_unsent |= unsent;
             pthread_mutex_unlock(&a->lock);

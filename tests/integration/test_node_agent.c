@@ -1339,12 +1339,33 @@ static void test_token_refused(void **state)
     for (int i = 0; i < 50 && !(unhealthy_mask() & (1u << 3)); i++)
         sleep_ms(100);
     assert_int_equal(unhealthy_mask() & (1u << 3), 1u << 3);
-    assert_int_equal(log_count("GPU 3: Xid 79: reported unhealthy (held while the node's token was "
-                               "refused)"),
-                     1);
+    assert_int_equal(log_count("GPU 3: Xid 79: reported unhealthy (held until then)"), 1);
     json_t *n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
     assert_true(json_is_true(json_object_get(n, "ready")));
     json_decref(n);
+}
+
+/* gpuschedd not answering when an Xid comes: the report is kept and sent again a heartbeat
+ * later, once gpuschedd answers (a failed card left unsaid would still take pods). */
+static void test_xid_sent_again(void **state)
+{
+    (void)state;
+    assert_int_equal(unhealthy_mask() & (1u << 5), 0);
+    kill(E.d.pid, SIGSTOP);              /* its socket takes the request; no answer comes (10 s) */
+    t_write(E.nvml_xid, "3 79\n5 48\n"); /* line 1 was test_token_refused's */
+    const char *kept = "GPU 5: gpuschedd did not take the health report: ";
+    for (int i = 0; i < 150 && !log_count(kept); i++)
+        sleep_ms(100);
+    kill(E.d.pid, SIGCONT);
+    assert_int_equal(log_count(kept), 1);
+    assert_int_equal(log_count("(sent again later)"), 1);
+    for (int i = 0; i < 100 && !(unhealthy_mask() & (1u << 5)); i++)
+        sleep_ms(100);
+    assert_int_equal(unhealthy_mask() & (1u << 5), 1u << 5);
+    for (int i = 0; i < 50 && !log_count("GPU 5: Xid 48: reported unhealthy (held until then)");
+         i++)
+        sleep_ms(100);
+    assert_int_equal(log_count("GPU 5: Xid 48: reported unhealthy (held until then)"), 1);
 }
 
 /* Runs the agent on the fake NVML machine @machine (tests/data/node/) as node @node of gpuschedd
@@ -1543,6 +1564,7 @@ int main(void)
         cmocka_unit_test(test_discover_says_fallbacks),
         cmocka_unit_test(test_unreachable_said_once),
         cmocka_unit_test(test_token_refused),
+        cmocka_unit_test(test_xid_sent_again),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
