@@ -345,6 +345,9 @@ int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node
     if (!rc && f[PC_PREEMPTION] &&
         !(rc = gs__scn_enum(c, f[PC_PREEMPTION], "preemptionPolicy", preemption, 2, &pol)))
         p.never_preempt = pol == 1;
+    if (!rc && f[PC_DESCRIPTION] && !gs__yaml_is_null(f[PC_DESCRIPTION]) &&
+        !gs__yaml_text(f[PC_DESCRIPTION])) /* said to no one, but of the API server's type */
+        rc = gs__yaml_text_error(c, f[PC_DESCRIPTION], "description");
     if (rc)
         return rc;
     memcpy(p.name, m.name_s, sizeof(p.name));
@@ -1069,6 +1072,25 @@ static int vg_memory(struct gs__yctx *c, yaml_node_t *n, int64_t *out)
     return rc;
 }
 
+/* computeCap, driver and profile describe the class (the seed's vGPU profile) and place nothing:
+ * taken as what they are, a CUDA compute capability ("7.0") and names, and refused otherwise. */
+static int vg_descriptive(struct gs__yctx *c, yaml_node_t *n, const char *key)
+{
+    char what[32], buf[GS__YAML_SHOW_BUF];
+    snprintf(what, sizeof(what), "spec.%s", key);
+    if (!n || gs__yaml_is_null(n))
+        return 0;
+    if (strcmp(key, "computeCap")) /* a name */
+        return gs__yaml_text(n) ? 0 : gs__yaml_text_error(c, n, what);
+    const char *s = gs__yaml_str(n);
+    size_t major = s ? strspn(s, "0123456789") : 0;
+    if (major && major < 3 && s[major] == '.' && strspn(s + major + 1, "0123456789") == 1 &&
+        !s[major + 2])
+        return 0;
+    return gs__yaml_err(c, n, "%s: %s is not a CUDA compute capability (major.minor, as 7.0)", what,
+                        gs__yaml_show(n, buf));
+}
+
 int gs__scn_vgpu_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
@@ -1093,6 +1115,8 @@ int gs__scn_vgpu_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
         v.max_clients = (int32_t)x;
     if (!rc && f[VG_SHAREABLE])
         rc = gs__scn_bool(c, f[VG_SHAREABLE], "spec.isShareable", &v.shareable);
+    for (int i = VG_SILENT_FIRST; !rc && i < GS__YAML_NKEYS(vg_keys); i++)
+        rc = vg_descriptive(c, f[i], vg_keys[i]);
     if (rc)
         return rc;
     memcpy(v.name, m.name_s, sizeof(v.name));

@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int is_yaml(const char *path)
 {
     size_t n = strlen(path);
-    return (n > 5 && !strcmp(path + n - 5, ".yaml")) || (n > 4 && !strcmp(path + n - 4, ".yml"));
+    return (n > 5 && !strcasecmp(path + n - 5, ".yaml")) ||
+           (n > 4 && !strcasecmp(path + n - 4, ".yml"));
 }
 
 /* Node @r (in zone @zone, "" none; with taints @tn[@ntn]) onto @s: on a template of its shape,

@@ -1155,6 +1155,14 @@ static const struct bad bads[] = {
      "unknown field \"resoures\" in spec.containers[0] (did you mean \"resources\"?): refused "
      "rather than ignored",
      0},
+    /* fields that place nothing still have their types */
+    {VGPU_HDR "spec: {memory: 2gb, cores: 10, maxClients: 4, driver: 5}\n", -EINVAL,
+     ":4:55: ", "spec.driver must be a string, not the integer 5", 0},
+    {VGPU_HDR "spec: {memory: 2gb, cores: 10, maxClients: 4, computeCap: [7]}\n", -EINVAL,
+     ":4:59: ", "spec.computeCap: a sequence is not a CUDA compute capability (major.minor", 0},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc}\nvalue: 5\n"
+     "description: 5\n",
+     -EINVAL, ":5:14: ", "description must be a string, not the integer 5", 0},
     /* what the API server sets is set aside, but typed as it decodes it */
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: 5}\n", -EINVAL,
      ":3:26: ", "metadata.uid must be a string, not the integer 5", 0},
