@@ -458,6 +458,54 @@ static int port_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
     return 0;
 }
 
+/* An IANA service name, as a port's name must be (RFC 6335 5.1; the API server's
+ * IsValidPortName): 1..15 of a-z, 0-9 and '-', a letter among them, no '-' at either end or
+ * twice running. */
+static int iana_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 15 || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") != n || s[0] == '-' ||
+        s[n - 1] == '-' || strstr(s, "--"))
+        return 0;
+    return strpbrk(s, "abcdefghijklmnopqrstuvwxyz") != NULL;
+}
+
+#define PORTS_MAX 1024
+
+/* A container's ports: each name an IANA service name, and no two alike (the API server's
+ * validateContainerPorts). */
+static int ports_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
+{
+    yaml_node_t *ports;
+    if (gs__yaml_map_get(c, n, "ports", &ports) || !ports || ports->type != YAML_SEQUENCE_NODE)
+        return 0;
+    yaml_node_item_t *first = ports->data.sequence.items.start;
+    if (ports->data.sequence.items.top - first > PORTS_MAX) /* names compared pairwise */
+        return gs__yaml_err(c, ports, "%s.ports: more than %d ports in one container", where,
+                            PORTS_MAX);
+    for (yaml_node_item_t *it = first; it < ports->data.sequence.items.top; it++) {
+        yaml_node_t *at, *other;
+        const char *name = text_of(c, yaml_document_get_node(c->doc, *it), "name", &at);
+        if (!name || !*name)
+            continue;
+        if (!iana_name_ok(name))
+            return gs__yaml_err(c, at,
+                                "%s.ports[%d].name: Invalid value: \"%s\": must be an IANA service "
+                                "name (1-15 of a-z, 0-9 and '-', with a letter), as the API server "
+                                "says",
+                                where, (int)(it - first), name);
+        for (yaml_node_item_t *e = first; e < it; e++) {
+            const char *was = text_of(c, yaml_document_get_node(c->doc, *e), "name", &other);
+            if (was && !strcmp(was, name))
+                return gs__yaml_err(c, at,
+                                    "%s.ports[%d].name: Duplicate value: \"%s\", as the API "
+                                    "server says",
+                                    where, (int)(it - first), name);
+        }
+    }
+    return 0;
+}
+
 /* PodOS: every node gpusched models runs Linux (the nodes NVIDIA's GPU Operator serves), so a
  * Windows pod could never start; refused here rather than left pending without a reason. */
 static int os_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
@@ -476,11 +524,9 @@ static int os_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
 static const struct {
     const struct gs__ktype *t;
     int (*fn)(struct gs__yctx *c, yaml_node_t *n, const char *where);
-} rules[] = {{&env_var, env_var_rule},
-             {&volume, volume_rule},
-             {&security_context, security_rule},
-             {&container_port, port_rule},
-             {&pod_os, os_rule}};
+} rules[] = {{&env_var, env_var_rule},           {&volume, volume_rule},
+             {&security_context, security_rule}, {&container_port, port_rule},
+             {&gs__kt_container_t, ports_rule},  {&pod_os, os_rule}};
 
 static int check_obj(struct gs__yctx *c, const struct gs__ktype *t, yaml_node_t *n,
                      const char *where)

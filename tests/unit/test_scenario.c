@@ -1155,6 +1155,11 @@ static const struct bad bads[] = {
      "unknown field \"resoures\" in spec.containers[0] (did you mean \"resources\"?): refused "
      "rather than ignored",
      0},
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    ports: [{containerPort: 80, name: a},\n"
+             "      {containerPort: 81, name: a}]\n",
+     -EINVAL, ":8:33: ", "spec.containers[0].ports[1].name: Duplicate value: \"a\"", 0},
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    ports: [{containerPort: 80, name: Web}]\n",
+     -EINVAL, ":7:39: ", "ports[0].name: Invalid value: \"Web\": must be an IANA service name", 0},
     /* fields that place nothing still have their types */
     {VGPU_HDR "spec: {memory: 2gb, cores: 10, maxClients: 4, driver: 5}\n", -EINVAL,
      ":4:55: ", "spec.driver must be a string, not the integer 5", 0},
