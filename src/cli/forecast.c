@@ -538,6 +538,29 @@ static void print_milli(FILE *f, int64_t v)
     fprintf(f, "%10s", buf);
 }
 
+/* " (alpha A beta B ...)": the smoothing parameters @fc's model has (its trend's beta and phi,
+ * its daily season's gamma, its weekly one's omega), "" for a baseline, which has none. */
+static const char *params_text(const struct gs_forecast *fc, char *buf, size_t size)
+{
+    enum gs_fc_method m = fc->method;
+    int trend = m >= GS_FC_AAN && m <= GS_FC_AAW,
+        season = m != GS_FC_ANN && m != GS_FC_AAN && m < GS_FC_ETS_COUNT,
+        week = m == GS_FC_ANW || m == GS_FC_AAW;
+    if (m >= GS_FC_ETS_COUNT) {
+        buf[0] = '\0';
+        return buf;
+    }
+    int n = snprintf(buf, size, " (alpha %.3f", fc->alpha);
+    if (trend)
+        n += snprintf(buf + n, size - (size_t)n, " beta %.3f phi %.3f", fc->beta, fc->phi);
+    if (season)
+        n += snprintf(buf + n, size - (size_t)n, " gamma %.3f", fc->gamma);
+    if (week)
+        n += snprintf(buf + n, size - (size_t)n, " omega %.3f", fc->omega);
+    snprintf(buf + n, size - (size_t)n, ")");
+    return buf;
+}
+
 static void write_forecasts(FILE *f, const struct opts *o, const struct gs_series_set *set,
                             const struct gs_forecast *fc)
 {
@@ -598,9 +621,9 @@ static void write_forecasts(FILE *f, const struct opts *o, const struct gs_serie
     fprintf(f, "%zu series, %zu hours of history from %s; GPUs held, hourly mean\n", set->count,
             set->n, gs_fc_time_text(from, set->start_s, set->utc));
     for (size_t i = 0; i < set->count; i++) {
-        fprintf(f, "\n%s: %s (alpha %.3f beta %.3f phi %.3f gamma %.3f omega %.3f)\n",
-                series_label(&set->s[i], lab, sizeof(lab)), gs_fc_method_name(fc[i].method),
-                fc[i].alpha, fc[i].beta, fc[i].phi, fc[i].gamma, fc[i].omega);
+        char par[128];
+        fprintf(f, "\n%s: %s%s\n", series_label(&set->s[i], lab, sizeof(lab)),
+                gs_fc_method_name(fc[i].method), params_text(&fc[i], par, sizeof(par)));
         fprintf(f, "  %6s %12s %12s %12s %12s\n", "hour", "point", "80% lo", "80% hi", "95% hi");
         for (size_t k = 0; k < fc[i].h; k++) {
             fprintf(f, "  %6zu ", k + 1);

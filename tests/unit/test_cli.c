@@ -1881,6 +1881,16 @@ static void test_forecast_dlrm(void **state)
     expect_has(r.out, "4 series, 576 hours of history");
     expect_has(r.out, "app_0: ");
     expect_has(r.out, "(other): ");
+    /* the parameters a model has, and none for a baseline */
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--model", "ANW", "--horizon",
+                                  "2h", NULL});
+    expect_exit(&r, 0);
+    expect_has(r.out, "total: DSHW(A,N,A+A) (alpha ");
+    assert_null(strstr(r.out, "beta"));
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--model", "snaive",
+                                  "--horizon", "2h", NULL});
+    expect_exit(&r, 0);
+    expect_has(r.out, "total: snaive\n");
     run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--horizon", "2h", "--format",
                                   "json", NULL});
     expect_exit(&r, 0);
