@@ -1227,24 +1227,6 @@ static void pod_defaults(struct gs_pod_spec *p)
     p->placed_node_index = -1;
 }
 
-/* A pod asking a MIG instance and cards or shares too: NVIDIA's device plugin would give both, but
- * the simulator places a pod on one kind of device, so it says now why the run will reject it. */
-static void warn_mig_and_cards(struct gs__yctx *c, const yaml_node_t *spec,
-                               const struct gs_pod_spec *p)
-{
-    int mig = 0, cards = 0;
-    for (int i = 0; i < p->ncontainers; i++) {
-        const struct gs_scn_container *k = &p->containers[i];
-        mig |= k->mig_profile[0] != '\0';
-        cards |= k->gpu > 0 || k->gpumem_mib != GS_UNSET || k->gpucores != GS_UNSET;
-    }
-    if (mig && cards)
-        gs__yaml_warn(c, spec,
-                      "Pod %s/%s asks for a MIG instance and for cards or shares; the simulator "
-                      "places a pod on one kind of device and will reject it",
-                      p->ns, p->name);
-}
-
 /* Whether a container of @p asks nvidia.com/gpu (cards, slices or time-slice replicas). */
 static int asks_cards(const struct gs_pod_spec *p)
 {
@@ -1534,7 +1516,6 @@ int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
     int rc = catch_end(c, &k, pod_read(c, root, &p, &m, &spec));
     if (rc)
         return rc;
-    warn_mig_and_cards(c, spec, &p);
     size_t kept = L->s->priv ? L->s->priv->npod_at : 0;
     rc = pod_at(c, L->s, root, &p);
     if (!rc)

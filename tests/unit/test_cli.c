@@ -1109,6 +1109,9 @@ static void test_validate_refusals(void **state)
         {"nvidia.com/gpu: \"1e3\"", "b7.yaml:11:27: pod ns/p", "nvidia.com/gpu 1000: the largest"},
         {"nvidia.com/gpu: 5\n    - {name: s, resources: {limits: {nvidia.com/gpu: 4}}}",
          "b7.yaml:1:1: pod ns/p", "nvidia.com/gpu 9: the largest"},
+        /* said once, by the admission a run applies */
+        {"nvidia.com/mig-1g.10gb: 1\n          nvidia.com/gpu: 1", "b7.yaml:10:9: pod ns/p",
+         "nvidia.com/mig-1g.10gb with nvidia.com/gpu"},
     };
     const char *cl = write_tmp("cl.yaml", "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\n"
                                           "metadata: {name: c}\nspec:\n"
@@ -1126,6 +1129,7 @@ static void test_validate_refusals(void **state)
         run(&r, ARGS("validate", cl, write_tmp("b7.yaml", doc)));
         expect_exit(&r, 0);
         expect_has(r.err, want);
+        assert_int_equal(count_lines(r.err), 1);
         result_free(&r);
     }
     run(&r,

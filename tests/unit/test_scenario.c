@@ -350,22 +350,6 @@ static void test_quota_scope_expressions(void **state)
     expect_code(text, -EINVAL, ":8:7: scopeSelector.matchExpressions[0].values: at least one");
 }
 
-/* A pod asking a MIG instance and cards: warned at load, where the spec is. */
-static void test_mig_and_cards_warned(void **state)
-{
-    (void)state;
-    struct gs_diag d;
-    struct warns w;
-    struct gs_scenario *s = load_text_ok(
-        "apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: a}\nspec:\n  containers:\n"
-        "    - {name: a, resources: {limits: {nvidia.com/gpu: 1}}}\n"
-        "    - {name: b, resources: {limits: {nvidia.com/mig-1g.10gb: 1}}}\n",
-        &d, &w);
-    ASSERT_WARNED(&w, ":5:3: ", "asks for a MIG instance and for cards");
-    assert_int_equal(w.n, 1);
-    gs_scenario_free(s);
-}
-
 /* A label's empty value is valid in Kubernetes: `user: ""` names nobody, as no label does. */
 static void test_empty_user_label(void **state)
 {
@@ -2581,7 +2565,6 @@ int main(void)
         cmocka_unit_test(test_warnings),
         cmocka_unit_test(test_dedicated_past_the_cluster),
         cmocka_unit_test(test_mig_policy_in_stream),
-        cmocka_unit_test(test_mig_and_cards_warned),
         cmocka_unit_test(test_empty_user_label),
         cmocka_unit_test(test_contradictions_warned),
         cmocka_unit_test(test_full_scenario),
