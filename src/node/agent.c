@@ -1038,34 +1038,18 @@ static int check_files(struct opts *o)
     return 0;
 }
 
-/* A folder given by @flag (--sysfs: NVML discovery reads each card's NUMA node and CPU list under
- * it, and would go on without them where the folder is not there). Return: 0; -1 after saying
- * why. */
-static int check_dir(const char *flag, const char *path)
+/* A folder (@dir) or a readable file given by @flag: --sysfs, where NVML discovery reads each
+ * card's NUMA node and CPU list, and would go on without them were the folder not there;
+ * --hwloc-xml, read by discovery. Return: 0; -1 after saying why. */
+static int check_path(const char *flag, const char *path, int dir)
 {
     struct stat st;
-    if (stat(path, &st) != 0) {
+    if (stat(path, &st) != 0 || (!dir && access(path, R_OK) != 0)) {
         say("%s %s: %s", flag, path, strerror(errno));
         return -1;
     }
-    if (!S_ISDIR(st.st_mode)) {
-        say("%s %s: not a folder", flag, path);
-        return -1;
-    }
-    return 0;
-}
-
-/* A file given by @flag (--hwloc-xml), checked before discovery reads it: a regular file this
- * process can read. Return: 0; -1 after saying why. */
-static int check_file(const char *flag, const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0 || access(path, R_OK) != 0) {
-        say("%s %s: %s", flag, path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        say("%s %s: not a file", flag, path);
+    if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+        say("%s %s: not a %s", flag, path, dir ? "folder" : "file");
         return -1;
     }
     return 0;
@@ -1081,7 +1065,7 @@ static int check_state_dir(const char *dir)
         say("--state-dir %s: %s", dir, strerror(errno));
         return -1;
     }
-    if (check_dir("--state-dir", dir))
+    if (check_path("--state-dir", dir, 1))
         return -1;
     if (access(dir, W_OK | X_OK)) {
         say("--state-dir %s: %s", dir, strerror(errno));
@@ -1280,12 +1264,12 @@ static int parse(int argc, char **argv, struct opts *o)
             o->disc.smi = optarg;
             break;
         case 'X':
-            if (check_file("--hwloc-xml", optarg))
+            if (check_path("--hwloc-xml", optarg, 0))
                 return -2;
             o->disc.hwloc_xml = optarg;
             break;
         case 'Y':
-            if (check_dir("--sysfs", optarg))
+            if (check_path("--sysfs", optarg, 1))
                 return -2;
             o->disc.sysfs = optarg;
             break;
