@@ -948,6 +948,18 @@ static void fail_all(const struct ext_args *a, const char *reason, int64_t *sc, 
     }
 }
 
+/* Whether a mate of gang member @spec is held (placed by gpuschedd's scheduler, not yet bound).
+ * O(pods), for the last member a gang lacks only. */
+static int mates_held(const struct gsd_state *st, const struct gsd_podspec *spec)
+{
+    const struct gsd_group *g = gsd_group_find(st, spec->ns, spec->s.group);
+    for (const struct gsd_pod *p = st->head; g && g->running && p; p = p->next)
+        if (p->grp == g && p->nominated && !p->bound && p->state == GSD_RUNNING &&
+            strcmp(p->spec.name, spec->name))
+            return 1;
+    return 0;
+}
+
 /*
  * Whether member @spec of a gang must bind with its mates (@pr: its probe): its gang lacks more
  * members than this one to be ready, and gpuschedd does not hold it placed already. Bound one by
@@ -962,6 +974,16 @@ static int binds_together(struct gsd_state *st, const struct gsd_podspec *spec,
         return 0;
     const struct gsd_pod *p = gsd_pod_find(st, spec->ns, spec->name);
     return !p || p->state != GSD_RUNNING;
+}
+
+/* Whether member @spec (@pr: its probe) is the last its gang lacks while gpuschedd holds mates
+ * of it: it binds alone where it fits, and is held (nominated) where it fits nowhere, to be
+ * placed as soon as room comes, not when kube-scheduler next tries it. */
+static int completes_held(struct gsd_state *st, const struct gsd_podspec *spec,
+                          const struct gs_tenancy_probe *pr)
+{
+    return pr && spec->s.group[0] && gs_tenancy_probe_gang_lacking(st->sched.tn, pr) == 1 &&
+           !gsd_pod_find(st, spec->ns, spec->name) && mates_held(st, spec);
 }
 
 /*
@@ -1265,6 +1287,8 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             o.oom = 1;
         if (!o.oom && is_filter && (together = binds_together(st, spec, pr)))
             hold_for_mates(spec, &a, sc, why, mates, sizeof(mates));
+        else if (!o.oom && is_filter && completes_held(st, spec, pr))
+            together = 1; /* nominated where it fits nowhere */
         else if (!o.oom && is_filter && !pr && !alien &&
                  (together = awaits_group(st, spec, held, sizeof(held))))
             fail_all(&a, held, sc, why);
@@ -1695,15 +1719,16 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
     return 0;
 }
 
-/* Held member @p of a gang short since its clock says @since gives its cards back. */
-static int let_go(struct gsd_state *st, struct gsd_pod *p, int64_t since)
+/* Held member @p of a gang short for longer than extender.shortGangHoldSeconds gives its cards
+ * back. */
+static int let_go(struct gsd_state *st, struct gsd_pod *p)
 {
     char why[GSD_REASON_MAX];
     snprintf(why, sizeof(why),
              "its gang %.253s lost a member that was deleted before it bound, and no new one came "
-             "in %lld s (extender.shortGangHoldSeconds): its cards went back; it waits to be "
+             "within %lld s (extender.shortGangHoldSeconds): its cards went back; it waits to be "
              "placed with its mates again",
-             p->spec.group, (long long)((gsd_clock_us(st) - since) / 1000000));
+             p->spec.group, (long long)(st->cfg->short_gang_hold_us / 1000000));
     return gs_tenancy_requeue(st->sched.tn, gsd_sched_now(st), p->sid, why);
 }
 
@@ -1728,7 +1753,7 @@ int gsd_extender_short_gangs(struct gsd_state *st)
             st->short_due = g->short_us + hold < st->short_due ? g->short_us + hold : st->short_due;
             continue;
         }
-        rc = let_go(st, p, g->short_us);
+        rc = let_go(st, p);
         gone = 1;
     }
     /* every held member of the gangs whose hold ended went back: their clocks stop */

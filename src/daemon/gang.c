@@ -623,6 +623,9 @@ static void change_group(struct gsd_state *st, struct gsd_req *r, struct gsd_gro
     for (struct gsd_pod *p = st->head; p; p = p->next)
         if (p->grp == old)
             gsd_sched_sync(st, p);
+    /* a lower minMember may make a short gang whole: its held members are told at once, and its
+     * hold ends */
+    st->nudge_due = st->gangs_check = 1;
     gsd_snap_touch_all(st);
     char key[GSD_KEY_MAX], min[16];
     snprintf(key, sizeof(key), "%s/%s", old->spec.ns, old->spec.name);

@@ -187,7 +187,9 @@ static void counters(struct gsd_text *b, const struct gsd_snap *n, const struct 
             "(annotations malformed, or the cards not free for them), once per pod per list.",
             n->adopt_refused_total);
     counter(b, "gpusched_pods_requeued_total",
-            "Running pods sent back to pending since the start because a node or card failed.",
+            "Running pods sent back to pending since the start because a node or card failed, "
+            "or, held for a gang that lost a member, none came within "
+            "extender.shortGangHoldSeconds.",
             n->requeued_total);
     counter(b, "gpusched_preemption_victims_total",
             "Running pods preempted since the start: evicted for a pod of higher priority, or for "

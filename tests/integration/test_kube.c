@@ -34,7 +34,7 @@
 
 #define TOKEN_K1 "sa-token-one-0123456789"
 #define TOKEN_K2 "sa-token-two-9876543210"
-#define RECS_MAX 32
+#define RECS_MAX 128
 
 struct rec {
     char method[8], url[256], auth[128], ctype[64];
@@ -2056,7 +2056,8 @@ static void nudged_to(const char *name, char *node)
     snprintf(path, sizeof(path), "/api/v1/namespaces/team-a/pods/%s", name);
     for (int k = 0; k < 300 && !fake_got("PATCH", path); k++)
         usleep(50000);
-    assert_int_equal(fake_got("PATCH", path), 1);
+    if (fake_got("PATCH", path) != 1)
+        fail_msg("%s nudged %d times", name, fake_got("PATCH", path));
     json_t *b = fake_body("PATCH", path);
     const char *n = json_string_value(
         json_object_get(json_object_get(json_object_get(b, "metadata"), "annotations"),
@@ -2363,30 +2364,85 @@ static void test_podgroups_member_first(void **state)
     assert_int_equal(member_filter("kh", "kh-0", why), 0);
     if (!strstr(why, "its gang lost a member that was deleted before it bound"))
         fail_msg("filter of kh-0: %s", why);
-    /* no new member comes within extender.shortGangHoldSeconds: kh-0's cards go back, and it
-     * waits to be placed with the member that completes its gang */
+    /* a new member while its mate is held, with no room now (another pod took the cards the
+     * deleted one left): held by gpuschedd (nominated), and placed with its mate, both nudged,
+     * as soon as room comes, not when kube-scheduler next tries it */
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "blocker", 8, 0), 201));
+    int held = log_count("pod nominated: gpusched's scheduler holds this gang member");
+    assert_int_equal(member_filter("kh", "kh-2", why), 0);
+    assert_int_equal(
+        log_count_reaches("pod nominated: gpusched's scheduler holds this gang member", held + 1),
+        held + 1);
+    struct answer a;
+    h_expect(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200, &a);
+    h_answer_free(&a);
+    const char *kh0_path = "/api/v1/namespaces/team-a/pods/kh-0";
+    for (int k = 0; k < 300 && fake_got("PATCH", kh0_path) < 2; k++)
+        usleep(50000);
+    assert_int_equal(fake_got("PATCH", kh0_path), 2);
+    nudged_then_bound("kh", "kh-2", node[2]);
+    assert_int_equal(member_filter("kh", "kh-0", why), 1);
+    bind_ok("kh-0", node[0]);
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kh-0\",\"uid\":\"uid-kh-0\",\"resourceVersion\":\"65\"}}}\n"
+                "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kh-2\",\"uid\":\"uid-kh-2\",\"resourceVersion\":\"66\"}}}\n");
+    assert_int_equal(pod_status_becomes("kh-2", 404), 404);
+    assert_int_equal(pod_status_becomes("kh-0", 404), 404);
+    /* its PodGroup lowered to the members it has: whole, its held member is nudged again at
+     * once, not when kube-scheduler next tries it */
+    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "km", 2, "") "}\n");
+    assert_int_equal(group_status_becomes("km", 200), 200);
+    assert_int_equal(member_filter("km", "km-0", why), 0);
+    assert_int_equal(member_filter("km", "km-1", why), 0);
+    nudged_to("km-0", node[0]);
+    nudged_to("km-1", node[1]);
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"km-1\",\"uid\":\"uid-km-1\",\"resourceVersion\":\"68\"}}}\n");
+    assert_int_equal(pod_status_becomes("km-1", 404), 404);
+    assert_int_equal(member_filter("km", "km-0", why), 0); /* short: refused, un-nudged */
+    group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP("team-a", "km", 1, "") "}\n");
+    const char *km0_path = "/api/v1/namespaces/team-a/pods/km-0";
+    for (int k = 0; k < 300 && fake_got("PATCH", km0_path) < 2; k++)
+        usleep(50000);
+    assert_int_equal(fake_got("PATCH", km0_path), 2);
+    assert_int_equal(member_filter("km", "km-0", why), 1);
+    bind_ok("km-0", node[0]);
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"km-0\",\"uid\":\"uid-km-0\",\"resourceVersion\":\"69\"}}}\n");
+    assert_int_equal(pod_status_becomes("km-0", 404), 404);
+    /* no new member comes within extender.shortGangHoldSeconds: the held mate's cards go back,
+     * and it waits to be placed with the member that completes its gang */
+    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kq", 2, "") "}\n");
+    assert_int_equal(group_status_becomes("kq", 200), 200);
+    assert_int_equal(member_filter("kq", "kq-0", why), 0);
+    assert_int_equal(member_filter("kq", "kq-1", why), 0);
+    nudged_to("kq-0", node[0]);
+    nudged_to("kq-1", node[1]);
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kq-1\",\"uid\":\"uid-kq-1\",\"resourceVersion\":\"67\"}}}\n");
+    assert_int_equal(pod_status_becomes("kq-1", 404), 404);
     before = log_count("pod requeued");
     char *end = section + strlen(section);
     snprintf(end, sizeof(section) - (size_t)(end - section), "%s",
              "extender:\n  shortGangHoldSeconds: 1\n");
     reload_kubernetes(section);
     assert_int_equal(log_count_reaches("pod requeued", before + 1), before + 1);
-    assert_true(log_count("no new one came in 1 s (extender.shortGangHoldSeconds)") >= 1);
-    struct answer a;
-    assert_int_equal(h_call(&d, "GET", "/v1/pods/team-a/kh-0", TOKEN_ADMIN, NULL, &a), 0);
-    json_t *kh0 = json_loads(a.body, 0, NULL);
+    assert_true(log_count("no new one came within 1 s (extender.shortGangHoldSeconds)") >= 1);
+    assert_int_equal(h_call(&d, "GET", "/v1/pods/team-a/kq-0", TOKEN_ADMIN, NULL, &a), 0);
+    json_t *kq0 = json_loads(a.body, 0, NULL);
     h_answer_free(&a);
-    assert_string_equal(json_string_value(json_object_get(kh0, "state")), "pending");
-    json_decref(kh0);
-    assert_int_equal(member_filter("kh", "kh-0", why), 0);
-    if (!strstr(why, "gang kh: its members bind together"))
-        fail_msg("filter of kh-0 let go: %s", why);
-    assert_int_equal(member_filter("kh", "kh-2", why), 0); /* its gang is whole: both placed */
-    const char *kh0_path = "/api/v1/namespaces/team-a/pods/kh-0";
-    for (int k = 0; k < 300 && fake_got("PATCH", kh0_path) < 2; k++)
+    assert_string_equal(json_string_value(json_object_get(kq0, "state")), "pending");
+    json_decref(kq0);
+    assert_int_equal(member_filter("kq", "kq-0", why), 0);
+    if (!strstr(why, "gang kq: its members bind together"))
+        fail_msg("filter of kq-0 let go: %s", why);
+    assert_int_equal(member_filter("kq", "kq-2", why), 0); /* its gang is whole: both placed */
+    const char *kq0_path = "/api/v1/namespaces/team-a/pods/kq-0";
+    for (int k = 0; k < 300 && fake_got("PATCH", kq0_path) < 2; k++)
         usleep(50000);
-    assert_int_equal(fake_got("PATCH", kh0_path), 2);
-    nudged_to("kh-2", node[2]);
+    assert_int_equal(fake_got("PATCH", kq0_path), 2);
+    nudged_to("kq-2", node[2]);
     *strstr(section, "  syncSeconds: 300") = '\0';
     strcat(section, "  syncSeconds: 0\n");
     reload_kubernetes(section);
