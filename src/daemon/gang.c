@@ -416,11 +416,13 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         return bad(e, "apiVersion", "expected scheduling.volcano.sh/v1beta1");
     if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "PodGroup")))
         return bad(e, "kind", "expected PodGroup");
+    /* a misspelt key first ("metdata"): said as such, not as the one it stands for missing */
+    if (gsd_create_fields_ok(b, e) ||
+        keys_known(b, "", top_keys, NKEYS(top_keys), NKEYS(top_keys), e))
+        return -EINVAL;
     if (!json_is_object(md))
         return bad(e, "metadata", "expected an object");
-    if (gsd_create_fields_ok(b, e) ||
-        keys_known(b, "", top_keys, NKEYS(top_keys), NKEYS(top_keys), e) ||
-        keys_known(md, "metadata.", meta_keys, NKEYS(meta_keys), NKEYS(meta_keys), e))
+    if (keys_known(md, "metadata.", meta_keys, NKEYS(meta_keys), NKEYS(meta_keys), e))
         return -EINVAL;
     if (gsd_typed_string(md, "name", "metadata.", e) ||
         gsd_typed_string(md, "namespace", "metadata.", e))

@@ -124,6 +124,46 @@ int gsd_typed_string(const json_t *o, const char *key, const char *where, struct
                 field, json_is_number(v) ? "number" : "boolean");
 }
 
+/* The first key of object @o (anything else has none) not among @keys (@n): NULL when none. */
+static const char *unknown_key(const json_t *o, const char *const *keys, int n)
+{
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)o, k, v)
+    {
+        int i = 0;
+        while (i < n && strcmp(k, keys[i]))
+            i++;
+        if (i == n)
+            return k;
+    }
+    return NULL;
+}
+
+/*
+ * A key of the Pod or its metadata that is no field of theirs, said before what the others must
+ * hold: "metdata", "spex" or "nme" is a misspelling, with the key meant, not a metadata, spec or
+ * name missing. The loader (gs_pod_parse_json()) says the same of every other object. Return: 0;
+ * -EINVAL with @e.
+ */
+static int misspelt(const json_t *pod, const json_t *md, struct gsd_ferr *e)
+{
+    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status"};
+    const char *k = unknown_key(pod, top, 5), *where = "Pod";
+    const char *const *keys = top;
+    int n = 5;
+    if (!k) {
+        k = unknown_key(md, gs__yaml_meta_keys, GS__YAML_NMETA);
+        where = "metadata", keys = gs__yaml_meta_keys, n = GS__YAML_NMETA;
+    }
+    if (!k)
+        return 0;
+    char near[96], field[sizeof(e->field)];
+    snprintf(field, sizeof(field), "%s%.100s", keys == top ? "" : "metadata.", k);
+    return ferr(e, field, "unknown field \"%.100s\" in %s%s: refused rather than ignored", k, where,
+                gs__hint(k, keys, n, near, sizeof(near)));
+}
+
 static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_ferr *e)
 {
     if (!json_is_object(md))
@@ -307,6 +347,8 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
         rc = ferr(e, "apiVersion", "apiVersion: expected v1 (a Pod is core/v1)");
     if (!rc && strict)
         rc = gsd_create_fields_ok(pod, e);
+    if (!rc)
+        rc = misspelt(pod, json_object_get(pod, "metadata"), e);
     if (!rc)
         rc = parse_metadata(json_object_get(pod, "metadata"), out, e);
     if (!rc && !json_is_object(json_object_get(pod, "spec")))

@@ -750,6 +750,28 @@ static void test_errors_name_the_field(void **state)
         assert_int_equal(status_of(&d, "POST", "/v1/podgroups", TOKEN_A, body, field, 128), 400);
         assert_string_equal(field, server_set[i][1]);
     }
+    /* a misspelt key said as such, with the key meant, not as the one it stands for missing */
+    static const struct {
+        const char *path, *body, *field, *meant;
+    } misspelt[] = {
+        {"/v1/pods", "{\"metdata\":{\"name\":\"m\"},\"spec\":{\"containers\":[{\"name\":\"m\"}]}}",
+         "metdata", "(did you mean \"metadata\"?)"},
+        {"/v1/pods", "{\"metadata\":{\"nme\":\"m\"},\"spec\":{\"containers\":[{\"name\":\"m\"}]}}",
+         "metadata.nme", "(did you mean \"name\"?)"},
+        {"/v1/pods", "{\"metadata\":{\"name\":\"m\"},\"spex\":{\"containers\":[{\"name\":\"m\"}]}}",
+         "spex", "(did you mean \"spec\"?)"},
+        {"/v1/podgroups", "{\"metdata\":{\"name\":\"g\"},\"spec\":{\"minMember\":2}}", "metdata",
+         "(did you mean \"metadata\"?)"},
+    };
+    for (size_t i = 0; i < sizeof(misspelt) / sizeof(misspelt[0]); i++) {
+        struct answer m;
+        assert_int_equal(h_call(&d, "POST", misspelt[i].path, TOKEN_A, misspelt[i].body, &m), 0);
+        assert_int_equal(m.status, 400);
+        assert_string_equal(sget(m.json, "field"), misspelt[i].field);
+        if (!strstr(sget(m.json, "error"), misspelt[i].meant))
+            fail_msg("%s: %s", misspelt[i].body, sget(m.json, "error"));
+        h_answer_free(&m);
+    }
     /* a misspelt PodGroup field: the one meant is named */
     assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_A,
                             "{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMembr\":2}}", &a),
