@@ -169,7 +169,7 @@ static int bill_run(void *ud, const struct gsd_run *run)
         gs_diag_error(&why, "node %s is no longer in the inventory: its GPU model is unknown",
                       run->node);
     } else {
-        int64_t end_s = run->end_us ? run->end_us / 1000000 : b->now_s;
+        int64_t end_s = run->end_us >= 0 ? run->end_us / 1000000 : b->now_s;
         struct gs_bill_use use = {
             .tenant = run->tenant,
             .mode = run->mig[0]              ? GS_BILL_MIG

@@ -747,7 +747,7 @@ int gsd_store_ledger(struct gsd_store *s, const char *tenant,
     struct ledger_read lr = {fn, ud};
     return each_row(
         s,
-        "SELECT tenant, namespace, name, node, gpus, gpu_milli, start_us, coalesce(end_us, 0),"
+        "SELECT tenant, namespace, name, node, gpus, gpu_milli, start_us, coalesce(end_us, -1),"
         " coalesce(model, ''), mig_profile FROM ledger WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id",
         tenant, ledger_row, &lr);
 }

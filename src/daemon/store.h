@@ -110,7 +110,8 @@ struct gsd_run {
     char mig[GSD_MIG_MAX];   /* its MIG profile, "" none */
     int cards;               /* cards held */
     int gpu_milli; /* per card: 1000 whole, 1..999 a share or a MIG instance's part, 0 no GPU */
-    int64_t start_us, end_us; /* wall clock; end 0 while it runs */
+    int64_t start_us, end_us; /* the scheduler's clock; end -1 while it runs (a manual clock
+                                 starts at 0, where a run may end) */
 };
 /*
  * gsd_store_ledger() - call @fn for every ledger row of @tenant (NULL: every tenant), oldest

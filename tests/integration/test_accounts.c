@@ -367,12 +367,35 @@ static void test_bills_as_run(void **state)
     h_cleanup(&d);
 }
 
+/* On the manual clock, which starts at 0, a run that ended at 0 ended: it was billed up to now,
+ * as if it still ran (a ledger end of 0 read as none). */
+static void test_bills_from_zero(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_start(&d), 0);
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "short", 8, 0), 201));
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "long", 1, 0), 201));
+    h_request(&d, "DELETE", "/v1/pods/team-a/short", TOKEN_A, NULL, 200);
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 3600}", 200);
+    h_expect(&d, "GET", "/v1/bills", TOKEN_A, NULL, 200, &a);
+    const json_t *lines = json_object_get(a.json, "lines");
+    assert_int_equal(json_array_size(lines), 1);
+    assert_int_equal(num(json_array_get(lines, 0), "quantity"), 3600); /* long's hour alone */
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tenants_and_queues),    cmocka_unit_test(test_volcano_queues),
         cmocka_unit_test(test_queue_capability_pods), cmocka_unit_test(test_bills),
-        cmocka_unit_test(test_bills_as_run),
+        cmocka_unit_test(test_bills_as_run),          cmocka_unit_test(test_bills_from_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
