@@ -136,8 +136,8 @@ static int set_ready(struct gsd_state *st, size_t i, int agent, int api)
     int now = gsd_node_ready(h);
     if (now == was)
         return 0;
-    h->since_us = gsd_now_us(); /* ready_changed, for a node without an agent too */
-    if (api >= 0)               /* an agent's change is logged where its cause is known */
+    h->since_us = gsd_sched_now(st); /* ready_changed, for a node without an agent too */
+    if (api >= 0)                    /* an agent's change is logged where its cause is known */
         gsd_log(now ? "info" : "warn", now ? "node ready" : "node not ready", "node",
                 gs_cluster_node_name(st->cluster, i), "by", "Node object", NULL);
     st->not_ready += now ? (size_t)-1 : 1;
@@ -188,7 +188,7 @@ int gsd_health_beat(struct gsd_state *st, size_t i)
     if (!h->ready && set_ready(st, i, 1, -1))
         return -ENOMEM;
     h->watched = 1;
-    h->since_us = gsd_now_us();
+    h->since_us = gsd_sched_now(st); /* on the clock of every time shown */
     return store_node(st, i);
 }
 
@@ -232,7 +232,7 @@ int gsd_health_expire(struct gsd_state *st)
         char secs[24];
         snprintf(secs, sizeof(secs), "%lld", (long long)(st->cfg->node_grace_us / 1000000));
         gsd_log("warn", "node not ready", "node", name, "silent_s", secs, NULL);
-        h->since_us = gsd_now_us();
+        h->since_us = gsd_sched_now(st); /* on the clock of every time shown */
         gsd_snap_node_touch(st, i);
         int rc = set_ready(st, i, 0, -1);
         if (rc || store_node(st, i))

@@ -706,6 +706,8 @@ static void test_not_ready_and_back(void **state)
     assert_int_equal(post("/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 41}"), 200);
     json_t *n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
     assert_true(json_is_false(json_object_get(n, "ready")));
+    /* on the manual clock, as every other time gpuschedd shows */
+    assert_true(!strncmp(json_string_value(json_object_get(n, "ready_changed")), "1970-", 5));
     json_decref(n);
     start_agent();
     int ready = 0;
