@@ -242,6 +242,22 @@ static int card_node(struct gs_scenario *s, struct gs_card_history *e, struct gs
     return node_card(s, e->node, e->gpu, &e->src, "cardModes.cards", &e->index, d);
 }
 
+/* " (did you mean \"NAME\"?)" for the defined Queue (@queue) or PriorityClass nearest @name,
+ * into @buf (@size bytes); "" when none is near. */
+static void nearest_defined(const struct gs_scenario *s, int queue, const char *name, char *buf,
+                            size_t size)
+{
+    size_t n = queue ? s->policy.nqueues : s->policy.npriority_classes;
+    const char **names = malloc((n + 1) * sizeof(*names));
+    if (!names)
+        return;
+    for (size_t i = 0; i < n; i++)
+        names[i] = queue ? s->policy.queues[i].name : s->policy.priority_classes[i].name;
+    names[n] = "default"; /* a Queue taken without being defined */
+    gs__hint(name, names, (int)(n + (size_t)queue), buf, size);
+    free(names);
+}
+
 /* pod_refs() - a pod's group, profile, PriorityClass and queue must exist, and so must the
  * queue and PriorityClass its PodGroup names: Volcano's admission refuses such a PodGroup, as
  * gpuschedd does, so a run that put its members in `default` would schedule what never runs. */
@@ -282,8 +298,11 @@ static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct g
                                  p->vgpu_class);
     if (!what)
         return 0;
-    return gs_diag_error(d, "%s: pod %s/%s: %s \"%s\" is not defined",
-                         gs__scn_where(&p->src, at, sizeof(at)), p->ns, p->name, what, name);
+    char near[GS_SCN_NAME_MAX + 32] = "";
+    if (name == p->queue || name == p->priority_class)
+        nearest_defined(s, name == p->queue, name, near, sizeof(near));
+    return gs_diag_error(d, "%s: pod %s/%s: %s \"%s\" is not defined%s",
+                         gs__scn_where(&p->src, at, sizeof(at)), p->ns, p->name, what, name, near);
 }
 
 /* profile_overrides() - a tenant's override changes fields of a step profile the profiles list

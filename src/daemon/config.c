@@ -205,7 +205,10 @@ static int key_index(const struct walk *w, const yaml_node_t *k, const char *con
     for (int i = 0; s && i < n; i++)
         if (strcmp(s, keys[i]) == 0)
             return i;
-    return err_at(w, k, "unknown key \"%.64s\"", s ? s : "(not a string)");
+    char msg[160], near[96];
+    snprintf(msg, sizeof(msg), "unknown key \"%.64s\"%s", s ? s : "(not a string)",
+             s ? gs__hint(s, keys, n, near, sizeof(near)) : "");
+    return err_at(w, k, "%s", msg);
 }
 
 /* key_index(), and an error when the key came before in the same mapping (@seen, one per key):

@@ -126,7 +126,7 @@ static void test_config_errors(void **state)
     } bad[] = {
         {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [a]\n"
               "    rateLimt: {requestsPerSecond: 1}\n",
-         ":7:5: unknown key \"rateLimt\""},
+         ":7:5: unknown key \"rateLimt\" (did you mean \"rateLimit\"?)"},
         {HEAD "tenants:\n  - name: a\n    token: short\n    namespaces: [a]\n",
          ":5:12: a token must be at least 16 bytes"},
         {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [x]\n"

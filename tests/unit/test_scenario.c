@@ -1144,6 +1144,14 @@ static const struct bad bads[] = {
      -EINVAL, ":8:33: ", "spec.containers[0].ports[1].name: Duplicate value: \"a\"", 0},
     {POD_HDR "spec:\n  containers:\n  - name: m\n    ports: [{containerPort: 80, name: Web}]\n",
      -EINVAL, ":7:39: ", "ports[0].name: Invalid value: \"Web\": must be an IANA service name", 0},
+    /* a Queue or PriorityClass not defined, with the one most likely meant */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: serving}\n"
+     "spec: {weight: 1}\n---\n" POD_META
+     "  annotations: {scheduling.volcano.sh/queue-name: servng}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:1: ",
+     "pod a/p: Queue (annotation scheduling.volcano.sh/queue-name) \"servng\" is not defined (did "
+     "you mean \"serving\"?)",
+     1},
     /* fields that place nothing still have their types */
     {VGPU_HDR "spec: {memory: 2gb, cores: 10, maxClients: 4, driver: 5}\n", -EINVAL,
      ":4:55: ", "spec.driver must be a string, not the integer 5", 0},
