@@ -350,7 +350,7 @@ static int submit_all(const char *cmd, const struct copts *o, const char *path)
         const json_t *md = json_object_get(obj, "metadata");
         const char *ns = json_string_value(json_object_get(md, "namespace")),
                    *name = json_string_value(json_object_get(md, "name"));
-        if (rc && json_array_size(objs) > 1) /* which one of the file's it was */
+        if (rc) /* which one of which file it was */
             gs__cli_say(cmd, "%s: object %zu of %zu (%s/%s) not accepted", path, i + 1,
                         json_array_size(objs), ns ? ns : "-", name ? name : "-");
         worst = rc == 1 || worst == 1 ? 1 : rc > worst ? rc : worst;

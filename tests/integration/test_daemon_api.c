@@ -1090,6 +1090,19 @@ static void test_client(void **state)
                      0);
     assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2); /* team-b's: 403 */
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/m4"), 0);
+    /* a file of one object refused names the file too */
+    assert_int_equal(h_write(pod, "kind: Pod\nmetadata: {name: m8, namespace: team-b}\n"
+                                  "spec: {containers: [{name: c}]}\n"),
+                     0);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2);
+    char err1[160], *msg1;
+    snprintf(err1, sizeof(err1), "%s/client.err", d.dir);
+    msg1 = t_slurp(err1, NULL);
+    char want[256];
+    snprintf(want, sizeof(want), "%s: object 1 of 1 (team-b/m8) not accepted", pod);
+    if (!msg1 || !strstr(msg1, want))
+        fail_msg("%s", msg1 ? msg1 : "(nothing said)");
+    free(msg1);
     assert_int_equal(h_write(pod, "kind: Pod\nmetadata: {name: m6}\n---\n- not an object\n"), 0);
     assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2); /* nothing sent */
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/m6"), 2);
