@@ -967,9 +967,13 @@ void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest,
     /* "NAME" alone: the node itself, which its own token may read (its agent's health check) */
     int whole = rest[nl] == '\0' && self >= 0;
     if (nl == 0 || nl >= sizeof(name) || (rest[nl] != '/' && !whole)) {
-        gsd_reply_error(r, 403, "Authorization",
-                        "a node's token reaches only the node agent's routes, under "
-                        "/v1/nodes/NAME/, and not this one");
+        gsd_reply_error(r, 403, "Authorization", "%s",
+                        nl && rest[nl] == '\0' && self < 0
+                            ? "the DaemonConfig's nodeToken registers nodes and sends their "
+                              "heartbeats and card health; reading a node takes its own token, "
+                              "which its registration answered, or the admin token"
+                            : "a node's token reaches only the node agent's routes, under "
+                              "/v1/nodes/NAME/, and not this one");
         return;
     }
     memcpy(name, rest, nl);

@@ -743,7 +743,10 @@ static void test_restart_clears_health(void **state)
     assert_true(json_is_array(json_object_get(n, "unhealthy_gpus")));
     assert_null(json_object_get(n, "agent"));
     json_decref(n);
-    json_decref(get("/v1/nodes/" NODE, BOOT, 403));
+    n = get("/v1/nodes/" NODE, BOOT, 403); /* the bootstrap token registers, reads nothing */
+    assert_non_null(strstr(json_string_value(json_object_get(n, "error")),
+                           "the DaemonConfig's nodeToken registers nodes"));
+    json_decref(n);
     /* Xid 62 drains the card: its pods run on */
     assert_int_equal(
         post("/v1/nodes/" NODE "/gpus/2/health", token, "{\"healthy\": false, \"xid\": 62}"), 200);
