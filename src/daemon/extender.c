@@ -1725,9 +1725,9 @@ static int let_go(struct gsd_state *st, struct gsd_pod *p)
 {
     char why[GSD_REASON_MAX];
     snprintf(why, sizeof(why),
-             "its gang %.253s lost a member that was deleted before it bound, and no new one came "
-             "within %lld s (extender.shortGangHoldSeconds): its cards went back; it waits to be "
-             "placed with its mates again",
+             "its gang %.253s lost a member that was deleted before it bound, and was not whole "
+             "again within %lld s (extender.shortGangHoldSeconds): its cards went back; it waits "
+             "to be placed with its mates again",
              p->spec.group, (long long)(st->cfg->short_gang_hold_us / 1000000));
     return gs_tenancy_requeue(st->sched.tn, gsd_sched_now(st), p->sid, why);
 }

@@ -2257,6 +2257,51 @@ static void test_podgroups_junk(void **state)
     reload_kubernetes(section);
 }
 
+/* The watch says pod team-a/@name (uid "uid-@name") was deleted, at resourceVersion @rv; the
+ * daemon has let it go. */
+static void deleted_in_kube(const char *name, int rv)
+{
+    char ev[320];
+    snprintf(ev, sizeof(ev),
+             "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+             "\"name\":\"%s\",\"uid\":\"uid-%s\",\"resourceVersion\":\"%d\"}}}\n",
+             name, name, rv);
+    watch_sends(ev);
+    assert_int_equal(pod_status_becomes(name, 404), 404);
+}
+
+/* Pod team-a/@name is nudged a second time (its first nudge came before): 15 s at most. */
+static void nudged_again(const char *name)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/team-a/pods/%s", name);
+    for (int k = 0; k < 300 && fake_got("PATCH", path) < 2; k++)
+        usleep(50000);
+    assert_int_equal(fake_got("PATCH", path), 2);
+}
+
+/* PodGroup team-a/@group (minMember 2) made in the API server, its members @group-0 and -1
+ * placed and nudged (their nodes into @node, two of 64 bytes), then @group-1 deleted before it
+ * bound (resourceVersion @rv): @group-0 is held short of its gang, and says so. */
+static void gang_left_short(const char *group, char node[][64], int rv, char *why)
+{
+    char ev[512], m0[16], m1[16];
+    snprintf(ev, sizeof(ev), "{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "%s", 2, "") "}\n",
+             group, group, group, group);
+    group_watch_sends(ev);
+    assert_int_equal(group_status_becomes(group, 200), 200);
+    snprintf(m0, sizeof(m0), "%s-0", group);
+    snprintf(m1, sizeof(m1), "%s-1", group);
+    assert_int_equal(member_filter(group, m0, why), 0);
+    assert_int_equal(member_filter(group, m1, why), 0);
+    nudged_to(m0, node[0]);
+    nudged_to(m1, node[1]);
+    deleted_in_kube(m1, rv);
+    assert_int_equal(member_filter(group, m0, why), 0);
+    if (!strstr(why, "its gang lost a member that was deleted before it bound"))
+        fail_msg("filter of %s: %s", m0, why);
+}
+
 /*
  * A member filtered before its PodGroup is made (pods and PodGroup come in any order) is held
  * in gpuschedd's scheduler, not failed as undefined: once the PodGroup comes, it is placed and
@@ -2322,9 +2367,7 @@ static void test_podgroups_member_first(void **state)
     bind_ok("kd-2", node[2]);
     /* whole again: kd-0, refused meanwhile, is nudged again at once */
     const char *kd0 = "/api/v1/namespaces/team-a/pods/kd-0";
-    for (int k = 0; k < 300 && fake_got("PATCH", kd0) < 2; k++)
-        usleep(50000);
-    assert_int_equal(fake_got("PATCH", kd0), 2);
+    nudged_again("kd-0");
     /* the same node named again: the time makes it a change, which kube-scheduler hears of (a
      * patch that changes nothing writes nothing) */
     json_t *again = fake_body("PATCH", kd0);
@@ -2350,20 +2393,9 @@ static void test_podgroups_member_first(void **state)
                 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
                 "\"name\":\"kd-2\",\"uid\":\"uid-kd-2\",\"resourceVersion\":\"63\"}}}\n");
     assert_int_equal(pod_status_becomes("kd-2", 404), 404);
-    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kh", 2, "") "}\n");
-    assert_int_equal(group_status_becomes("kh", 200), 200);
-    assert_int_equal(member_filter("kh", "kh-0", why), 0);
-    assert_int_equal(member_filter("kh", "kh-1", why), 0);
-    nudged_to("kh-0", node[0]);
-    nudged_to("kh-1", node[1]);
     before = log_count("pod deleted or finished in Kubernetes: cards released");
-    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
-                "\"name\":\"kh-1\",\"uid\":\"uid-kh-1\",\"resourceVersion\":\"64\"}}}\n");
-    assert_int_equal(pod_status_becomes("kh-1", 404), 404);
+    gang_left_short("kh", node, 64, why);
     assert_true(log_count("pod deleted or finished in Kubernetes: cards released") > before);
-    assert_int_equal(member_filter("kh", "kh-0", why), 0);
-    if (!strstr(why, "its gang lost a member that was deleted before it bound"))
-        fail_msg("filter of kh-0: %s", why);
     /* a new member while its mate is held, with no room now (another pod took the cards the
      * deleted one left): held by gpuschedd (nominated), and placed with its mate, both nudged,
      * as soon as room comes, not when kube-scheduler next tries it */
@@ -2376,59 +2408,30 @@ static void test_podgroups_member_first(void **state)
     struct answer a;
     h_expect(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200, &a);
     h_answer_free(&a);
-    const char *kh0_path = "/api/v1/namespaces/team-a/pods/kh-0";
-    for (int k = 0; k < 300 && fake_got("PATCH", kh0_path) < 2; k++)
-        usleep(50000);
-    assert_int_equal(fake_got("PATCH", kh0_path), 2);
+    nudged_again("kh-0");
     nudged_then_bound("kh", "kh-2", node[2]);
     assert_int_equal(member_filter("kh", "kh-0", why), 1);
     bind_ok("kh-0", node[0]);
-    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
-                "\"name\":\"kh-0\",\"uid\":\"uid-kh-0\",\"resourceVersion\":\"65\"}}}\n"
-                "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
-                "\"name\":\"kh-2\",\"uid\":\"uid-kh-2\",\"resourceVersion\":\"66\"}}}\n");
-    assert_int_equal(pod_status_becomes("kh-2", 404), 404);
-    assert_int_equal(pod_status_becomes("kh-0", 404), 404);
+    deleted_in_kube("kh-0", 65);
+    deleted_in_kube("kh-2", 66);
     /* its PodGroup lowered to the members it has: whole, its held member is nudged again at
      * once, not when kube-scheduler next tries it */
-    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "km", 2, "") "}\n");
-    assert_int_equal(group_status_becomes("km", 200), 200);
-    assert_int_equal(member_filter("km", "km-0", why), 0);
-    assert_int_equal(member_filter("km", "km-1", why), 0);
-    nudged_to("km-0", node[0]);
-    nudged_to("km-1", node[1]);
-    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
-                "\"name\":\"km-1\",\"uid\":\"uid-km-1\",\"resourceVersion\":\"68\"}}}\n");
-    assert_int_equal(pod_status_becomes("km-1", 404), 404);
-    assert_int_equal(member_filter("km", "km-0", why), 0); /* short: refused, un-nudged */
+    gang_left_short("km", node, 68, why);
     group_watch_sends("{\"type\":\"MODIFIED\",\"object\":" KGROUP("team-a", "km", 1, "") "}\n");
-    const char *km0_path = "/api/v1/namespaces/team-a/pods/km-0";
-    for (int k = 0; k < 300 && fake_got("PATCH", km0_path) < 2; k++)
-        usleep(50000);
-    assert_int_equal(fake_got("PATCH", km0_path), 2);
+    nudged_again("km-0");
     assert_int_equal(member_filter("km", "km-0", why), 1);
     bind_ok("km-0", node[0]);
-    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
-                "\"name\":\"km-0\",\"uid\":\"uid-km-0\",\"resourceVersion\":\"69\"}}}\n");
-    assert_int_equal(pod_status_becomes("km-0", 404), 404);
+    deleted_in_kube("km-0", 69);
     /* no new member comes within extender.shortGangHoldSeconds: the held mate's cards go back,
      * and it waits to be placed with the member that completes its gang */
-    group_watch_sends("{\"type\":\"ADDED\",\"object\":" KGROUP("team-a", "kq", 2, "") "}\n");
-    assert_int_equal(group_status_becomes("kq", 200), 200);
-    assert_int_equal(member_filter("kq", "kq-0", why), 0);
-    assert_int_equal(member_filter("kq", "kq-1", why), 0);
-    nudged_to("kq-0", node[0]);
-    nudged_to("kq-1", node[1]);
-    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
-                "\"name\":\"kq-1\",\"uid\":\"uid-kq-1\",\"resourceVersion\":\"67\"}}}\n");
-    assert_int_equal(pod_status_becomes("kq-1", 404), 404);
+    gang_left_short("kq", node, 67, why);
     before = log_count("pod requeued");
     char *end = section + strlen(section);
     snprintf(end, sizeof(section) - (size_t)(end - section), "%s",
              "extender:\n  shortGangHoldSeconds: 1\n");
     reload_kubernetes(section);
     assert_int_equal(log_count_reaches("pod requeued", before + 1), before + 1);
-    assert_true(log_count("no new one came within 1 s (extender.shortGangHoldSeconds)") >= 1);
+    assert_true(log_count("was not whole again within 1 s (extender.shortGangHoldSeconds)") >= 1);
     assert_int_equal(h_call(&d, "GET", "/v1/pods/team-a/kq-0", TOKEN_ADMIN, NULL, &a), 0);
     json_t *kq0 = json_loads(a.body, 0, NULL);
     h_answer_free(&a);
@@ -2438,10 +2441,7 @@ static void test_podgroups_member_first(void **state)
     if (!strstr(why, "gang kq: its members bind together"))
         fail_msg("filter of kq-0 let go: %s", why);
     assert_int_equal(member_filter("kq", "kq-2", why), 0); /* its gang is whole: both placed */
-    const char *kq0_path = "/api/v1/namespaces/team-a/pods/kq-0";
-    for (int k = 0; k < 300 && fake_got("PATCH", kq0_path) < 2; k++)
-        usleep(50000);
-    assert_int_equal(fake_got("PATCH", kq0_path), 2);
+    nudged_again("kq-0");
     nudged_to("kq-2", node[2]);
     *strstr(section, "  syncSeconds: 300") = '\0';
     strcat(section, "  syncSeconds: 0\n");
