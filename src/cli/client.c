@@ -367,7 +367,7 @@ static void pod_row(const json_t *p)
     size_t k, off = 0;
     const json_t *g;
     if (!p) {
-        printf("%-40s %-8s %-20s %-10s %s\n", "POD", "STATE", "NODE", "GPUS", "REASON");
+        printf("%-40s %-9s %-20s %-10s %s\n", "POD", "STATE", "NODE", "GPUS", "REASON");
         return;
     }
     const char *ns = json_string_value(json_object_get(p, "namespace")),
@@ -383,7 +383,7 @@ static void pod_row(const json_t *p)
     }
     const char *node = json_string_value(json_object_get(p, "node"));
     const char *why = json_string_value(json_object_get(p, "reason"));
-    printf("%-40s %-8s %-20s %-10s %s\n", pod, gs__cli_cell(state), gs__cli_cell(node),
+    printf("%-40s %-9s %-20s %-10s %s\n", pod, gs__cli_cell(state), gs__cli_cell(node),
            gpus[0] ? gpus : "-", why ? gs__cli_cell(why) : "");
 }
 
@@ -406,7 +406,7 @@ static void client_usage(FILE *f)
             "                                               (every document, a List's items)\n"
             "       gpusched get NAMESPACE/NAME             show one pod\n"
             "       gpusched list [-n, --namespace NS] [--tenant T] [--queue Q]\n"
-            "                     [--state pending|running] [--continue TOKEN]\n"
+            "                     [--state pending|allocated|running] [--continue TOKEN]\n"
             "                                               500 pods a page, then the next page's\n"
             "                                               TOKEN\n"
             "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"

@@ -1323,6 +1323,7 @@ static int bound_now(struct gsd_state *st, struct gsd_pod *p)
     if (!p->nominated)
         return 0;
     gsd_pod_unnominate(st, p);
+    gsd_snap_touch(st, p); /* running now, no longer allocated */
     if (!gsd_store_pod_nominated(st->store, p))
         return 0;
     st->failed = 1;
@@ -1702,8 +1703,7 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
     ext_forget(st, x);
     if (!p)
         return e.status == 503 ? -EIO : 0;
-    p->nominated = 1;
-    st->nnominated++;
+    gsd_pod_nominate(st, p);
     st->nudge_due |= p->state == GSD_RUNNING; /* the pass just run placed it */
     p->seen_us = gsd_now_us();
     if (gsd_store_pod_nominated(st->store, p)) {
@@ -1739,15 +1739,17 @@ int gsd_extender_short_gangs(struct gsd_state *st)
         return 0;
     st->gangs_check = 0;
     st->short_due = INT64_MAX;
-    int rc = 0, gone = 0;
+    int rc = 0, gone = 0, changed = 0;
     for (struct gsd_pod *p = st->head; p && rc == 0; p = p->next) {
         struct gsd_group *g = p->grp;
         if (!g || !p->nominated || p->bound || p->state != GSD_RUNNING)
             continue;
         if (!gang_short(st, p)) {
+            changed |= g->short_us != 0;
             g->short_us = 0;
             continue;
         }
+        changed |= !g->short_us;
         g->short_us = g->short_us ? g->short_us : now;
         if (now - g->short_us < hold) {
             st->short_due = g->short_us + hold < st->short_due ? g->short_us + hold : st->short_due;
@@ -1760,6 +1762,9 @@ int gsd_extender_short_gangs(struct gsd_state *st)
     for (size_t i = 0; gone && i < st->ngroups; i++)
         if (st->groups[i]->short_us && now - st->groups[i]->short_us >= hold)
             st->groups[i]->short_us = 0;
+    for (struct gsd_pod *p = st->head; changed && p; p = p->next)
+        if (p->grp && gsd_pod_allocated(p)) /* their reason says whether the gang is short */
+            gsd_snap_touch(st, p);
     return rc ? rc : gone ? gsd_sched_take(st) : 0;
 }
 

@@ -102,7 +102,7 @@ static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
     int64_t *bytes = k->tenant[0] ? gsd_tenant_bytes(st, k->tenant, 1) : NULL;
     if (bytes) /* what a tenant's PodGroups hold counts with its pods (maxPodBytesPerTenant) */
         *bytes += k->bytes;
-    k->members = k->running = 0;
+    k->members = k->running = k->allocated = 0;
     k->tried = 0;
     k->seq = g->seq > st->group_seq ? g->seq : st->group_seq; /* a restored one's, kept */
     st->group_seq = k->seq + 1;
@@ -133,11 +133,12 @@ int gsd_groups_restore(struct gsd_state *st, struct gs_diag *d)
 void gsd_groups_recount(struct gsd_state *st)
 {
     for (size_t i = 0; i < st->ngroups; i++)
-        st->groups[i]->members = st->groups[i]->running = 0;
+        st->groups[i]->members = st->groups[i]->running = st->groups[i]->allocated = 0;
     for (const struct gsd_pod *p = st->head; p; p = p->next)
         if (p->grp) {
             p->grp->members++;
             p->grp->running += p->state == GSD_RUNNING;
+            p->grp->allocated += gsd_pod_allocated(p);
         }
 }
 
@@ -228,16 +229,18 @@ static int64_t group_bytes(const struct gsd_group *g)
 
 static json_t *group_json(const struct gsd_group *g)
 {
-    /* phase Running once minMember run or ran to completion, as Volcano counts them; the queue
+    /* phase Running once minMember run or ran to completion, as Volcano counts them (a member
+     * allocated, its cards held but not bound by kube-scheduler, does not run yet); the queue
      * its members run in, `default` where it names none, as Volcano's admission writes it in */
-    json_t *o =
-        json_pack("{s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:i, s:i, s:i, s:i, s:o}", "namespace",
-                  g->spec.ns, "name", g->spec.name, "tenant", g->tenant, "minMember",
-                  g->spec.min_member, "queue", json_string(gs_podgroup_queue(&g->spec)),
-                  "priorityClassName", name_or_null(g->spec.priority_class), "phase",
-                  g->running + g->succeeded < g->spec.min_member ? "Pending" : "Running", "members",
-                  g->members, "running", g->running, "pending", g->members - g->running,
-                  "succeeded", g->succeeded, "creationTimestamp", gsd_time_json(g->created_us));
+    int32_t running = g->running - g->allocated;
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:i, s:i, s:i, s:i, s:i, s:o}", "namespace",
+        g->spec.ns, "name", g->spec.name, "tenant", g->tenant, "minMember", g->spec.min_member,
+        "queue", json_string(gs_podgroup_queue(&g->spec)), "priorityClassName",
+        name_or_null(g->spec.priority_class), "phase",
+        running + g->succeeded < g->spec.min_member ? "Pending" : "Running", "members", g->members,
+        "running", running, "allocated", g->allocated, "pending", g->members - g->running,
+        "succeeded", g->succeeded, "creationTimestamp", gsd_time_json(g->created_us));
     json_t *m = json_loads(g->meta ? g->meta : "{}", 0, NULL), *mr = gsd_group_min_json(g);
     if (o && mr && json_object_size(mr))
         json_object_set(o, "minResources", mr);
@@ -712,6 +715,8 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
         if (!p->grp && !strcmp(p->spec.ns, k->spec.ns) && !strcmp(p->spec.group, k->spec.name)) {
             p->grp = k;
             k->members++;
+            k->running += p->state == GSD_RUNNING;
+            k->allocated += gsd_pod_allocated(p);
             gsd_sched_sync(st, p);
         }
     gsd_snap_touch_all(st); /* its queue may be theirs now */

@@ -26,6 +26,7 @@ struct gsd_group {
     int64_t seq;       /* order of creation, stored: a list's continue token */
     /* the scheduler thread's, not stored */
     int32_t members, running; /* pods held that name it; of them, running */
+    int32_t allocated;        /* of the running, those kube-scheduler has not bound yet */
     int64_t bytes;            /* what it counts against maxPodBytesPerTenant (gang.c) */
     uint64_t tried;           /* the retry pass that last tried it */
     int64_t short_us; /* gsd_clock_us() since its held members' gang lacks a member, else 0 */

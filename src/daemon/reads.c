@@ -250,9 +250,12 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
         return;
     }
     if (state) {
-        want = !strcmp(state, "pending") ? 0 : !strcmp(state, "running") ? 1 : -2;
+        want = !strcmp(state, "pending")     ? 0
+               : !strcmp(state, "running")   ? 1
+               : !strcmp(state, "allocated") ? 2
+                                             : -2;
         if (want == -2) {
-            gsd_reply_error(r, 400, "state", "state: expected pending or running");
+            gsd_reply_error(r, 400, "state", "state: expected pending, allocated or running");
             return;
         }
     }
@@ -270,8 +273,8 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
         if (tenant && owners_c != it.c)
             owners_of(rd, n->pchunk[owners_c = it.c], owners);
         if ((tenant && owners[it.k - 1] != owner) || (tenant && strcmp(v->tenant, tenant)) ||
-            (want >= 0 && v->running != want) || (queue && strcmp(v->queue, queue)) ||
-            (ns && strcmp(v->ns, ns)))
+            (want >= 0 && v->running + v->allocated != want) ||
+            (queue && strcmp(v->queue, queue)) || (ns && strcmp(v->ns, ns)))
             continue;
         if (count++ == limit)
             break;

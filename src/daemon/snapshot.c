@@ -244,6 +244,7 @@ void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struc
     memcpy(v->queue, p->queue, sizeof(v->queue));
     memcpy(v->mig, p->mig, sizeof(v->mig));
     v->running = (uint8_t)running;
+    v->allocated = (uint8_t)gsd_pod_allocated(p);
     v->extender = p->source == GSD_SRC_EXTENDER;
     v->node = running ? p->pl.node : -1;
     v->node_name = !running ? NULL
@@ -259,7 +260,12 @@ void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struc
     v->gpucores = p->gpucores;
     v->priority = p->priority;
     v->why = running ? NULL : p->why;
-    v->reason = running ? "" : gsd_reason(p);
+    v->reason = !running        ? gsd_reason(p)
+                : !v->allocated ? ""
+                : p->grp && p->grp->short_us
+                    ? "allocated: its cards are held, its gang waits for a member to replace one "
+                      "deleted (extender.shortGangHoldSeconds)"
+                    : "allocated: its cards are held until kube-scheduler binds it";
     v->meta = p->meta;
     v->submit_us = p->submit_us;
     v->start_us = p->start_us;
@@ -279,8 +285,8 @@ static int view_eq(const struct gsd_podview *a, const struct gsd_podview *b)
     return a->seq == b->seq && !strcmp(a->ns, b->ns) && !strcmp(a->name, b->name) &&
            !strcmp(a->tenant, b->tenant) && !strcmp(a->uid, b->uid) &&
            !strcmp(a->queue, b->queue) && !strcmp(a->mig, b->mig) && a->running == b->running &&
-           a->extender == b->extender && a->node == b->node && a->cards == b->cards &&
-           a->card_milli == b->card_milli && a->mig_start == b->mig_start &&
+           a->allocated == b->allocated && a->extender == b->extender && a->node == b->node &&
+           a->cards == b->cards && a->card_milli == b->card_milli && a->mig_start == b->mig_start &&
            a->share_milli == b->share_milli && a->req.cpu_milli == b->req.cpu_milli &&
            a->req.memory_mib == b->req.memory_mib && a->req.num_gpu == b->req.num_gpu &&
            a->req.gpu_milli == b->req.gpu_milli && a->req.model_mask == b->req.model_mask &&
@@ -1020,12 +1026,15 @@ json_t *gsd_podview_json(const struct gsd_podview *v)
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:o, "
         "s:o, s:o, s:o, s:o, s:s}",
         "namespace", v->ns, "name", v->name, "uid", v->uid, "tenant", v->tenant, "state",
-        v->running ? "running" : "pending", "source", v->extender ? "extender" : "api", "node",
+        !v->running    ? "pending"
+        : v->allocated ? "allocated"
+                       : "running",
+        "source", v->extender ? "extender" : "api", "node",
         v->node_name ? json_string(v->node_name) : json_null(), "gpus", cards_json(v), "num_gpu",
         (json_int_t)v->req.num_gpu, "gpu_milli", (json_int_t)v->req.gpu_milli, "cpu_milli",
         (json_int_t)v->req.cpu_milli, "memory_mib", (json_int_t)v->req.memory_mib, "gpumem_mib",
         v->gpumem_mib, "gpucores", v->gpucores, "priority", v->priority, "reason",
-        v->running ? json_null() : json_string(v->reason), "submit_time",
+        v->running && !v->allocated ? json_null() : json_string(v->reason), "submit_time",
         gsd_time_json(v->submit_us), "start_time",
         v->running ? gsd_time_json(v->start_us) : json_null(), "labels",
         labels ? labels : json_object(), "annotations", ann ? ann : json_object(), "queue",
@@ -1247,7 +1256,9 @@ static void put_view(struct out *o, const struct gsd_podview *v, const char *lab
         put(o, keys[i], strlen(keys[i]));
         put_str(o, strs[i]);
     }
-    if (v->running)
+    if (v->allocated)
+        PUT(o, ",\"state\":\"allocated\"");
+    else if (v->running)
         PUT(o, ",\"state\":\"running\"");
     else
         PUT(o, ",\"state\":\"pending\"");
@@ -1274,7 +1285,7 @@ static void put_view(struct out *o, const struct gsd_podview *v, const char *lab
         put_int(o, nums[i]);
     }
     PUT(o, ",\"reason\":");
-    if (v->running)
+    if (v->running && !v->allocated)
         PUT(o, "null");
     else
         put_str(o, v->reason);
@@ -1332,7 +1343,8 @@ char *gsd_podview_dumps(const struct gsd_podview *v)
     char small[4096]; /* most answers: written here, then copied to a block malloc reuses */
     char *buf = room <= sizeof(small) ? small : malloc(room), *text = NULL;
     struct out o = {buf, buf ? buf + room - 1 : NULL,
-                    !buf || (v->running ? !v->node_name : !v->reason)}; /* jansson: NULL */
+                    !buf || (v->running && !v->node_name) ||
+                        ((!v->running || v->allocated) && !v->reason)}; /* jansson: NULL */
     if (!o.bad && !meta_spans(v->meta, labels, ann)) {
         put_view(&o, v, labels, ann);
         text = o.bad ? NULL : strndup(buf, (size_t)(o.at - buf));

@@ -46,6 +46,7 @@ struct gsd_podview {
     char queue[GSD_NAME_MAX]; /* the queue it runs in */
     char mig[GSD_MIG_MAX];
     uint8_t running, extender;
+    uint8_t allocated;     /* running, its cards held, kube-scheduler has not bound it yet */
     int32_t node;          /* running: its node's index; -1 pending */
     const char *node_name; /* running: its name (the cluster's: the inventory stays), else NULL */
     uint32_t cards;        /* running: its cards, bit g for card g */
@@ -55,7 +56,7 @@ struct gsd_podview {
     struct gs_pod_req req;
     int32_t gpumem_mib, gpucores, priority;
     const char *why;    /* pending: kube-scheduler's words (static), or NULL */
-    const char *reason; /* pending: the reason ("" none) */
+    const char *reason; /* pending: the reason ("" none); allocated: what it waits for */
     const char *meta;   /* {"labels":{..},"annotations":{..}} */
     int64_t submit_us, start_us;
     int32_t evictions;

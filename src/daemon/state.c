@@ -121,8 +121,11 @@ void gsd_pod_set_state(struct gsd_state *st, struct gsd_pod *p, int state)
         return;
     (*state_count(st, p->state))--;
     (*state_count(st, state))++;
-    if (p->grp)
-        p->grp->running += (state == GSD_RUNNING) - (p->state == GSD_RUNNING);
+    if (p->grp) {
+        int delta = (state == GSD_RUNNING) - (p->state == GSD_RUNNING);
+        p->grp->running += delta;
+        p->grp->allocated += p->nominated ? delta : 0;
+    }
     if ((p->state == GSD_PENDING) != (state == GSD_PENDING))
         pending_link(st, p, state == GSD_PENDING);
     p->state = (uint8_t)state;
@@ -172,9 +175,31 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     if (p->grp) {
         p->grp->members++;
         p->grp->running += p->state == GSD_RUNNING;
+        p->grp->allocated += gsd_pod_allocated(p);
     }
     gsd_snap_touch(st, p);
     return 0;
+}
+
+void gsd_pod_nominate(struct gsd_state *st, struct gsd_pod *p)
+{
+    if (p->nominated)
+        return;
+    p->nominated = 1;
+    st->nnominated++;
+    if (p->grp)
+        p->grp->allocated += gsd_pod_allocated(p);
+    gsd_snap_touch(st, p);
+}
+
+void gsd_pod_unnominate(struct gsd_state *st, struct gsd_pod *p)
+{
+    if (!p->nominated)
+        return;
+    if (p->grp)
+        p->grp->allocated -= gsd_pod_allocated(p);
+    st->nnominated--;
+    p->nominated = 0;
 }
 
 static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)

@@ -334,11 +334,18 @@ int gsd_pod_assigned(const struct gsd_state *st, const json_t *ann, struct gsd_a
 struct gsd_pod *gsd_pod_adopt(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
                               const struct gsd_assigned *a, struct gsd_ferr *e);
 
-/* gsd_pod_unnominate() - @p is no longer a nominated pod (bound, evicted or gone). */
-static inline void gsd_pod_unnominate(struct gsd_state *st, struct gsd_pod *p)
+/* gsd_pod_nominate() - @p, of the extender, is nominated: filter took it, kube-scheduler has not
+ * bound it; once placed it is "allocated" (its cards held, not bound: Volcano's word). */
+void gsd_pod_nominate(struct gsd_state *st, struct gsd_pod *p);
+
+/* gsd_pod_unnominate() - @p is no longer a nominated pod (bound, evicted or gone); its view is
+ * the caller's to touch. */
+void gsd_pod_unnominate(struct gsd_state *st, struct gsd_pod *p);
+
+/* gsd_pod_allocated() - @p holds its cards but kube-scheduler has not bound it yet. */
+static inline int gsd_pod_allocated(const struct gsd_pod *p)
 {
-    st->nnominated -= p->nominated;
-    p->nominated = 0;
+    return p->state == GSD_RUNNING && p->nominated;
 }
 
 int64_t gsd_now_us(void);  /* wall clock, Unix epoch */

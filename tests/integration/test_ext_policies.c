@@ -613,7 +613,7 @@ static void test_pending_order(void **state)
     state_is(&d, "lo", "pending");
     state_is(&d, "hi", "pending");
     h_request(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200);
-    state_is(&d, "hi", "running");
+    state_is(&d, "hi", "allocated"); /* placed, its cards held, not bound yet */
     state_is(&d, "lo", "pending");
     json_t *r = filter(&d, hi, t4, 1); /* kube-scheduler binds it where it was placed */
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 1);

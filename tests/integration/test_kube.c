@@ -2283,6 +2283,30 @@ static void nudged_again(const char *name)
 /* PodGroup team-a/@group (minMember 2) made in the API server, its members @group-0 and -1
  * placed and nudged (their nodes into @node, two of 64 bytes), then @group-1 deleted before it
  * bound (resourceVersion @rv): @group-0 is held short of its gang, and says so. */
+/* @pod of gang @group is allocated (its cards held, not bound), its reason holding @why; its
+ * PodGroup counts it allocated, not running, and so stays Pending. */
+static void allocated(const char *group, const char *pod, const char *why)
+{
+    json_t *p = h_pod_get(&d, "team-a", pod), *g;
+    const char *reason = json_string_value(json_object_get(p, "reason"));
+    assert_string_equal(json_string_value(json_object_get(p, "state")), "allocated");
+    if (!reason || !strstr(reason, why))
+        fail_msg("%s: reason %s", pod, reason ? reason : "null");
+    assert_non_null(json_string_value(json_object_get(p, "node")));
+    json_decref(p);
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/podgroups/team-a/%s", group);
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    g = json_loads(a.body, 0, NULL);
+    h_answer_free(&a);
+    assert_string_equal(json_string_value(json_object_get(g, "phase")), "Pending");
+    assert_int_equal(json_integer_value(json_object_get(g, "running")), 0);
+    assert_true(json_integer_value(json_object_get(g, "allocated")) >= 1);
+    json_decref(g);
+}
+
 static void gang_left_short(const char *group, char node[][64], int rv, char *why)
 {
     char ev[512], m0[16], m1[16];
@@ -2296,10 +2320,12 @@ static void gang_left_short(const char *group, char node[][64], int rv, char *wh
     assert_int_equal(member_filter(group, m1, why), 0);
     nudged_to(m0, node[0]);
     nudged_to(m1, node[1]);
+    allocated(group, m0, "its cards are held until kube-scheduler binds it");
     deleted_in_kube(m1, rv);
     assert_int_equal(member_filter(group, m0, why), 0);
     if (!strstr(why, "its gang lost a member that was deleted before it bound"))
         fail_msg("filter of %s: %s", m0, why);
+    allocated(group, m0, "its gang waits for a member to replace one deleted");
 }
 
 /*
@@ -2421,6 +2447,10 @@ static void test_podgroups_member_first(void **state)
     nudged_again("km-0");
     assert_int_equal(member_filter("km", "km-0", why), 1);
     bind_ok("km-0", node[0]);
+    json_t *km0 = h_pod_get(&d, "team-a", "km-0"); /* bound: running, no reason */
+    assert_string_equal(json_string_value(json_object_get(km0, "state")), "running");
+    assert_true(json_is_null(json_object_get(km0, "reason")));
+    json_decref(km0);
     deleted_in_kube("km-0", 69);
     /* no new member comes within extender.shortGangHoldSeconds: the held mate's cards go back,
      * and it waits to be placed with the member that completes its gang */
