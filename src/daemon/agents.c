@@ -767,9 +767,9 @@ static int check_inventory(struct gsd_req *r, const struct gs_node_info *ni, con
     if (same_cards(ni, b))
         return 0;
     gsd_reply_error(r, 409, n != ni->gpus ? "gpus" : "gpuModel",
-                    "node %s holds %d x %s in the inventory; its agent found %lld x %.64s",
+                    "node %s holds %d x %s in the inventory; its agent found %lld %s%.64s",
                     ni->name, ni->gpus, ni->model >= 0 ? gs_catalog_at(ni->model)->name : "-",
-                    (long long)n, model ? model : "?");
+                    (long long)n, model ? "x " : "cards (no gpuModel given)", model ? model : "");
     return -1;
 }
 

@@ -292,7 +292,12 @@ static void test_registers(void **state)
     json_decref(refused);
     json_decref(get("/v1/nodes/" NODE "/pods", BOOT, 403));
     json_decref(get("/v1/nodes/" NODE "/pods", token, 200));
-    assert_int_equal(post("/v1/nodes/" NODE "/register", token, "{\"gpus\": 4}"), 409);
+    struct answer a; /* a count that contradicts the inventory, and no model named */
+    assert_int_equal(
+        h_call(&E.d, "POST", "/v1/nodes/" NODE "/register", token, "{\"gpus\": 4}", &a), 0);
+    assert_int_equal(a.status, 409);
+    assert_non_null(strstr(a.body, "its agent found 4 cards (no gpuModel given)\""));
+    h_answer_free(&a);
     /* the CDI spec lists every card; the bad Xid marked card 6 and the application one did not */
     char cdi[200];
     snprintf(cdi, sizeof(cdi), "%s/gpusched.io-gpu.json", E.cdi);
