@@ -343,6 +343,21 @@ int gs_tenancy_probe_nodes(struct gs_tenancy *t, struct gs_tenancy_probe *pr, co
                            size_t n, int32_t *scored, const char **why);
 
 /*
+ * gs_tenancy_probe_may_evict() - may the probed pod evict running pod @pod (the scheduler's pod
+ * id), as the scheduler's own evictions would: priority preemption takes a preemptible pod of
+ * lower priority, or, while the probed pod is within its tenant's dedicated GPUQuota, another
+ * tenant's pod at its priority or below, or an elastic gang's member beyond minMember (none of
+ * them for a pod whose PriorityClass says preemptionPolicy: Never); a reclaim takes a pod of a
+ * reclaimable queue over its deserved share, from another queue; neither takes a member of the
+ * probed pod's own gang, a pod in another tenant's dedicated quota, nor one under the churn
+ * guard (GS_EVICTIONS_MAX, GS_READMIT_GRACE_US). A gang member goes with its gang, so it may be
+ * taken only when its gang may. Return: 1 may; 0 may not (or @pod is not running). O(members
+ * of its gang).
+ */
+int gs_tenancy_probe_may_evict(const struct gs_tenancy *t, const struct gs_tenancy_probe *pr,
+                               int32_t pod);
+
+/*
  * gs_tenancy_probe_without() - would the probed pod fit node @node were the running pods
  * @gone[0..@n) (all on that node) evicted, as kube-scheduler's preemption asks: its quota
  * answers as gs_tenancy_probe_node() gives them, the node's cards as they would be. Nothing

@@ -5,7 +5,9 @@
  *
  * kube-scheduler proposes, per node, victims whose eviction lets the pod fit as it counts
  * (nvidia.com/gpu as a number, CPU, memory). The verb keeps the proposals that hold in gpusched's
- * card-level view: on each node the victims gpusched holds there are evicted lowest priority
+ * card-level view: on each node the victims gpusched holds there that its own evictions would
+ * take for the pod (gs_tenancy_probe_may_evict(): lower priority, the guarantee, reclaim, the
+ * churn guard; a victim it holds on another node is dropped) are evicted lowest priority
  * first, then the latest started (the reverse of kube-scheduler's MoreImportantPod), until the
  * scheduler's filter lets the pod fit (gs_tenancy_probe_without(): whole cards, shares, MIG
  * instances, cards they all leave empty); then each of them, most important first, is spared when
@@ -41,6 +43,7 @@
 struct victim {
     const char *uid;         /* as proposed, borrowed from the request */
     const struct gsd_pod *p; /* the pod gpusched holds on that node, or NULL */
+    int elsewhere;           /* gpusched holds it running on another node */
     int keep;                /* in the answer */
 };
 
@@ -181,8 +184,11 @@ static int match(struct preempt *pr)
     for (const struct gsd_pod *p = pr->st->head; p; p = p->next) {
         json_t *at = p->state == GSD_RUNNING ? json_object_get(by_uid, p->uid) : NULL;
         size_t k = at ? (size_t)json_integer_value(at) >> 24 : 0;
-        if (at && pr->nodes[k].idx == p->pl.node)
-            pr->nodes[k].v[(size_t)json_integer_value(at) & 0xffffff].p = p;
+        struct victim *v = at ? &pr->nodes[k].v[(size_t)json_integer_value(at) & 0xffffff] : NULL;
+        if (v && pr->nodes[k].idx == p->pl.node)
+            v->p = p;
+        else if (v)
+            v->elsewhere = 1;
     }
     json_decref(by_uid);
     return 0;
@@ -251,8 +257,11 @@ static int decide(struct gsd_state *st, struct gs_tenancy_probe *pr, struct prop
     if (!set)
         return -ENOMEM;
     for (size_t i = 0; i < p->n; i++) {
-        p->v[i].keep = !p->v[i].p; /* not held by gpusched: kept as proposed */
-        if (!p->v[i].p)
+        /* not held by gpusched: kept as proposed; held on another node: evicting it frees
+         * nothing here; one the scheduler's own evictions would not take for this pod (a
+         * priority not below its own, the churn guard, ...): never approved */
+        p->v[i].keep = !p->v[i].p && !p->v[i].elsewhere;
+        if (!p->v[i].p || !gs_tenancy_probe_may_evict(st->sched.tn, pr, p->v[i].p->sid))
             continue;
         size_t at = n++; /* insertion into eviction order: a node has few victims */
         for (; at > 0 && evict_before(p->v[i].p, set[at - 1]); at--)

@@ -684,6 +684,26 @@ static void test_preempt(void **state)
     assert_null(victims_of(r, "n-unknown-9")); /* not in the inventory */
     assert_int_equal(json_object_size(json_object_get(r, "NodeNameToMetaVictims")), 1);
     json_decref(r);
+    /* The same pod at priority 10: of the victims only pre-low-2 (5) is below it, and its 2 cards
+     * are too few: no node, whatever was proposed. A victim proposed on a node it does not run
+     * on frees nothing there: never approved there. */
+    json_t *args = load("preempt_meta.json");
+    json_t *spec = json_object_get(json_object_get(args, "Pod"), "spec");
+    json_object_set_new(spec, "priority", json_integer(10));
+    json_object_set_new(spec, "priorityClassName", json_string("prio-10"));
+    r = verb("preempt", args);
+    assert_null(victims_of(r, "n-a100-0"));
+    json_decref(r);
+    args = load("preempt_meta.json");
+    json_t *map = json_object_get(args, "NodeNameToMetaVictims");
+    json_object_set(map, "n-a100-1", json_object_get(map, "n-a100-0"));
+    json_object_del(map, "n-a100-0");
+    r = verb("preempt", args);
+    v = victims_of(r, "n-a100-1");
+    if (v && strstr(v, UID_LOW4))
+        fail_msg("n-a100-1: %s approved, a victim that runs on n-a100-0", v);
+    free(v);
+    json_decref(r);
     /* Whole Pods (nodeCacheCapable false): the same answer, by UID. */
     r = verb("preempt", load("preempt_pods.json"));
     v = victims_of(r, "n-a100-0");

@@ -1364,6 +1364,29 @@ static int search_nodes(struct gs_tenancy *t, struct search *se, struct vmemo *m
     return r < 0 ? r : 0;
 }
 
+/* One mode of gs_tenancy_probe_may_evict(). */
+static int may_evict(const struct gs_tenancy *t, const struct rpod *p, int32_t pod,
+                     enum evict_mode mode)
+{
+    const struct rpod *v = &t->pods[pod];
+    int guarantee = mode == EVICT_PREEMPT && guaranteed(t, p);
+    if (mode == EVICT_RECLAIM && past_deserved(t, p)) /* as worth_trying() */
+        return 0;
+    if (v->group < 0 || extras_of(t, v) > 0)
+        return eligible(t, p, v, mode, guarantee);
+    return unit_of(t, p, pod, mode, guarantee, NULL).pod >= 0;
+}
+
+int gs_tenancy_probe_may_evict(const struct gs_tenancy *t, const struct gs_tenancy_probe *pr,
+                               int32_t pod)
+{
+    const struct rpod *p = &pr->p;
+    if (pod < 0 || (size_t)pod >= t->npods || t->pods[pod].state != GS_POD_RUNNING)
+        return 0;
+    return (!p->never_preempt && may_evict(t, p, pod, EVICT_PREEMPT)) ||
+           may_evict(t, p, pod, EVICT_RECLAIM);
+}
+
 int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, struct txn *x)
 {
     struct rpod *p = &t->pods[pod];
