@@ -202,6 +202,24 @@ static int bound(const struct gs_plan *p, const char *uid)
     return 0;
 }
 
+/* Remove entry @name of the folder open as @dfd: a pod's folder with its region file; anything
+ * else (a link, a file) itself, never what a link names, even one swapped in meanwhile (no
+ * path through the entry is followed). Return: 0; -errno. */
+static int remove_entry(int dfd, const char *name)
+{
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (!S_ISDIR(st.st_mode))
+        return unlinkat(dfd, name, 0) == 0 || errno == ENOENT ? 0 : -errno;
+    int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0)
+        return -errno;
+    int rc = unlinkat(sub, GS_PLAN_REGION_FILE, 0) == 0 || errno == ENOENT ? 0 : -errno;
+    close(sub);
+    return rc ? rc : unlinkat(dfd, name, AT_REMOVEDIR) == 0 ? 0 : -errno;
+}
+
 int gs_pod_regions_sync(const struct gs_plan *p, const char *root, struct gs_diag *d)
 {
     int first = folder(root, 0700, d);
@@ -217,16 +235,13 @@ int gs_pod_regions_sync(const struct gs_plan *p, const char *root, struct gs_dia
         return first ? first : gs_diag_error_code(d, -errno, "%s: %s", root, strerror(errno));
     struct dirent *e;
     while ((e = readdir(dir)) != NULL) {
-        char sub[600], file[620];
         if (e->d_name[0] == '.' || bound(p, e->d_name))
             continue;
-        snprintf(sub, sizeof(sub), "%s/%s", root, e->d_name);
-        snprintf(file, sizeof(file), "%s/%s", sub, GS_PLAN_REGION_FILE);
-        if ((unlink(file) != 0 && errno != ENOENT && errno != ENOTDIR) || rmdir(sub) != 0) {
-            int rc = gs_diag_error_code(first ? NULL : d, -errno, "%s: cannot remove: %s", sub,
-                                        strerror(errno));
-            first = first ? first : rc;
-        }
+        int rc = remove_entry(dirfd(dir), e->d_name);
+        if (rc)
+            rc = gs_diag_error_code(first ? NULL : d, rc, "%s/%s: cannot remove: %s", root,
+                                    e->d_name, strerror(-rc));
+        first = first ? first : rc;
     }
     closedir(dir);
     return first;

@@ -990,6 +990,18 @@ static void test_pod_regions(void **state)
     char buf[16];
     read_file(path, buf, sizeof(buf));
     assert_string_equal(buf, "counts");
+    /* a link there is removed, never what it names (a folder and its region outside) */
+    char outside[200], link[200];
+    snprintf(outside, sizeof(outside), "%s/outside", tmp);
+    assert_int_equal(mkdir(outside, 0700), 0);
+    snprintf(path, sizeof(path), "%s/region", outside);
+    write_file(path, "keep");
+    snprintf(link, sizeof(link), "%s/u-link", root);
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(gs_pod_regions_sync(p, root, &d), 0);
+    assert_int_equal(access(path, F_OK), 0);
+    assert_int_equal(access(link, F_OK), -1);
+    assert_int_equal(access(outside, F_OK), 0);
     /* a root that is a file is reported */
     snprintf(path, sizeof(path), "%s/u-c/region", root);
     assert_int_equal(gs_pod_regions_sync(p, path, &d), -ENOTDIR);
