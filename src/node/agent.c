@@ -655,8 +655,11 @@ static void sync_pods(struct agent *a)
         return;
     int changed = 0;
     pthread_mutex_lock(&a->lock);
-    if (gs_plan_set_pods(a->plan, pods, n, &d))
-        say("%s", d.msg);
+    static char plan_said[GS_DIAG_MSG_MAX]; /* a pod left out is said once, not at each sync */
+    const char *left_out = gs_plan_set_pods(a->plan, pods, n, &d) ? d.msg : "";
+    if (left_out[0] && strcmp(left_out, plan_said))
+        say("%s", left_out);
+    snprintf(plan_said, sizeof(plan_said), "%s", left_out);
     mig_sync(a, &changed);
     if (changed) { /* the instances' UUIDs, for the device plugin and CDI */
         struct gs_topo *t = malloc(sizeof(*t));

@@ -241,19 +241,27 @@ static const struct gs_plan_pod *find_uid(const struct gs_plan *p, const char *u
     return NULL;
 }
 
-/* Give every card of @q one replica no pod of @taken holds yet. */
+/* Give every card of @q one replica no pod of @taken holds yet, or none when a card has none
+ * left (so a pod left out holds nothing). Return: 0; -ENOSPC with @d. */
 static int give_replicas(const struct gs_plan *p, uint64_t *taken, struct gs_plan_pod *q,
                          struct gs_diag *d)
 {
+    uint8_t k[GS_GPUS_MAX] = {0};
     for (uint32_t m = q->cards; m; m &= m - 1) {
-        int c = __builtin_ctz(m), k = 0;
-        while (k < p->replicas && (taken[c] >> k & 1u))
-            k++;
-        if (k == p->replicas)
-            return gs_diag_error(d, "pod %s/%s: card %d has no free nvidia.com/gpu replica (%d)",
-                                 q->ns, q->name, c, p->replicas);
-        q->replica[c] = (uint8_t)k;
-        taken[c] |= 1ull << k;
+        int c = __builtin_ctz(m);
+        while (k[c] < p->replicas && (taken[c] >> k[c] & 1u))
+            k[c]++;
+        if (k[c] == p->replicas)
+            return gs_diag_error_code(d, -ENOSPC,
+                                      "pod %s/%s: card %d has no free nvidia.com/gpu replica (%d "
+                                      "per card, --replicas): left out, kubelet cannot give it "
+                                      "its card",
+                                      q->ns, q->name, c, p->replicas);
+    }
+    for (uint32_t m = q->cards; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
+        q->replica[c] = k[c];
+        taken[c] |= 1ull << k[c];
     }
     return 0;
 }
@@ -262,6 +270,7 @@ int gs_plan_set_pods(struct gs_plan *p, const struct gs_plan_pod *pods, int n, s
 {
     static struct gs_plan_pod next[GS_PLAN_PODS_MAX]; /* the agent has one plan */
     uint64_t taken[GS_GPUS_MAX] = {0};
+    int m = 0, out = 0, k = 0;
     if (n > GS_PLAN_PODS_MAX)
         return gs_diag_error(d, "%d bound pods; at most %d", n, GS_PLAN_PODS_MAX);
     for (int i = 0; i < n; i++) {
@@ -270,35 +279,46 @@ int gs_plan_set_pods(struct gs_plan *p, const struct gs_plan_pod *pods, int n, s
         if (old && (old->cards != pods[i].cards || strcmp(old->mig, pods[i].mig) ||
                     old->mig_start != pods[i].mig_start))
             old = NULL;
-        next[i] = pods[i];
-        next[i].seen = old != NULL;
-        if ((pods[i].cards >> p->topo->ngpus) != 0)
-            return gs_diag_error(d, "pod %s/%s: bound to a card this node does not have",
-                                 pods[i].ns, pods[i].name);
-        if (old) { /* keeps its IDs, what kubelet got of them and its cgroup weight */
-            next[i].given = old->given;
-            next[i].ngot = old->ngot;
-            memcpy(next[i].got, old->got, sizeof(old->got));
-            next[i].cg_base = old->cg_base;
-            next[i].cg_wrote = old->cg_wrote;
-            memcpy(next[i].replica, old->replica, sizeof(next[i].replica));
-            for (uint32_t m = old->cards & pods[i].cards; m; m &= m - 1)
-                taken[__builtin_ctz(m)] |= 1ull << old->replica[__builtin_ctz(m)];
+        if ((pods[i].cards >> p->topo->ngpus) != 0) {
+            gs_diag_error(out++ ? NULL : d, "pod %s/%s: bound to a card this node does not have",
+                          pods[i].ns, pods[i].name);
+            continue;
         }
+        next[m] = pods[i];
+        next[m].seen = old != NULL;
+        if (old) { /* keeps its IDs, what kubelet got of them and its cgroup weight */
+            next[m].given = old->given;
+            next[m].ngot = old->ngot;
+            memcpy(next[m].got, old->got, sizeof(old->got));
+            next[m].cg_base = old->cg_base;
+            next[m].cg_wrote = old->cg_wrote;
+            memcpy(next[m].replica, old->replica, sizeof(next[m].replica));
+            for (uint32_t c = old->cards & pods[i].cards; c; c &= c - 1)
+                taken[__builtin_ctz(c)] |= 1ull << old->replica[__builtin_ctz(c)];
+        }
+        m++;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < m; i++) {
         if (!next[i].seen) {
             next[i].given = 0;
             next[i].ngot = 0;
             next[i].cg_base = next[i].cg_wrote = 0;
             memset(next[i].replica, 0, sizeof(next[i].replica));
-            int rc = give_replicas(p, taken, &next[i], d);
-            if (rc)
-                return rc;
+            if (give_replicas(p, taken, &next[i], out ? NULL : d)) {
+                out++;
+                continue;
+            }
         }
-    memcpy(p->pods, next, (size_t)n * sizeof(*next));
-    p->npods = n;
-    return 0;
+        next[k++] = next[i];
+    }
+    memcpy(p->pods, next, (size_t)k * sizeof(*next));
+    p->npods = k;
+    if (out > 1) {
+        char first[GS_DIAG_MSG_MAX];
+        snprintf(first, sizeof(first), "%s", d->msg);
+        gs_diag_error(d, "%.400s; and %d pods more", first, out - 1);
+    }
+    return out;
 }
 
 const char *gs_plan_mig_uuid(const struct gs_topo *t, int gpu, int start)

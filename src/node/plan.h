@@ -182,8 +182,10 @@ int gs_plan_pods_json(const char *json, struct gs_plan_pod *out, int max, struct
 /*
  * gs_plan_set_pods() - the pods now bound to the node, in bind order: pods no longer there leave
  * (their IDs are free again), pods already known keep their IDs, given cards and cgroup weights,
- * new pods get the lowest free replicas. A pod whose cards are out of range or whose replicas
- * are all taken is refused: Return: 0; -EINVAL with @d (the plan keeps the pods it had).
+ * new pods get the lowest free replicas. A pod whose cards are out of range or one of whose
+ * cards has no replica left (more pods share it than --replicas) is left out, the others
+ * planned: kubelet can give it no card of its own. Return: 0; the count left out (> 0), @d
+ * naming the first; -EINVAL with @d past GS_PLAN_PODS_MAX (the plan keeps the pods it had).
  */
 int gs_plan_set_pods(struct gs_plan *p, const struct gs_plan_pod *pods, int n, struct gs_diag *d);
 

@@ -794,14 +794,23 @@ static void test_plan_bad_pods(void **state)
     plan_topo(&t);
     struct gs_plan *p = malloc(sizeof(*p));
     assert_int_equal(gs_plan_init(p, &t, 1, NULL, NULL, NULL), 0);
+    /* more pods on card 0 than its replicas: the one without is left out, said, and the pods
+     * after it (on card 1) are planned all the same */
+    static struct gs_plan_pod three[3];
     assert_int_equal(gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\","
                                        "\"tenant\":\"t\",\"gpus\":[0]},"
                                        "{\"namespace\":\"a\",\"name\":\"q\",\"uid\":\"v\","
-                                       "\"tenant\":\"t\",\"gpus\":[0]}]",
-                                       pods, 2, &d),
-                     2);
-    assert_int_equal(gs_plan_set_pods(p, pods, 2, &d), -EINVAL);
-    assert_non_null(strstr(d.msg, "no free nvidia.com/gpu replica"));
+                                       "\"tenant\":\"t\",\"gpus\":[0]},"
+                                       "{\"namespace\":\"a\",\"name\":\"r\",\"uid\":\"w\","
+                                       "\"tenant\":\"t\",\"gpus\":[1]}]",
+                                       three, 3, &d),
+                     3);
+    assert_int_equal(gs_plan_set_pods(p, three, 3, &d), 1);
+    assert_non_null(
+        strstr(d.msg, "pod a/q: card 0 has no free nvidia.com/gpu replica (1 per card"));
+    assert_int_equal(p->npods, 2);
+    assert_string_equal(p->pods[0].uid, "u");
+    assert_string_equal(p->pods[1].uid, "w");
     free(p);
 }
 
