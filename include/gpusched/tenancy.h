@@ -267,12 +267,13 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
 
 /*
  * gs_tenancy_node_ready() - node @node became ready (@ready 1) or not (0) at @now. A node not
- * ready takes no pod; the pods on it, and the rest of their gangs, are evicted (by -1) and wait
- * again. gs_tenancy_card_health(): card @gpu of @node healthy or not; an unhealthy card takes no
- * new pod, and when @evict (the fault killed the work on it) its pods and their gangs wait again.
- * Return: 0; -EINVAL (no such node or card); -ENOMEM.
+ * ready takes no pod; with @evict the pods on it, and the rest of their gangs, are evicted (by
+ * -1) and wait again; without, they stay (a driver whose pods another system evicts by their
+ * own tolerations: Kubernetes' taint manager). gs_tenancy_card_health(): card @gpu of @node healthy
+ * or not; an unhealthy card takes no new pod, and when @evict (the fault killed the work on it) its
+ * pods and their gangs wait again. Return: 0; -EINVAL (no such node or card); -ENOMEM.
  */
-int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int ready);
+int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int ready, int evict);
 int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int gpu, int healthy,
                            int evict);
 

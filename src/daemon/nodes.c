@@ -4,7 +4,9 @@
  * Heartbeats are opt-in per node, like a kubelet's: a node is watched from its first heartbeat on,
  * and a watched node silent for nodeMonitorGracePeriodSeconds (default 40 s, kube-controller-
  * manager's node-monitor-grace-period) becomes NotReady: its pods are requeued (a PodGroup whole)
- * and its cards leave placement until the next heartbeat. A node that never sent one stays Ready,
+ * and its cards leave placement until the next heartbeat. A Node object NotReady under Kubernetes
+ * takes its cards out of placement too, but evicts only the pods Kubernetes does not run there
+ * (evicts()). A node that never sent one stays Ready,
  * so an inventory without agents schedules as before.
  *
  * A card reported unhealthy leaves placement until it is reported healthy. Whether its pods go
@@ -48,8 +50,34 @@ int64_t gsd_clock_us(const struct gsd_state *st)
 static int tell(struct gsd_state *st, size_t i, int gpu, int ok, int evict)
 {
     int64_t now = gsd_sched_now(st);
-    int rc = gpu < 0 ? gs_tenancy_node_ready(st->sched.tn, now, (int32_t)i, ok)
+    int rc = gpu < 0 ? gs_tenancy_node_ready(st->sched.tn, now, (int32_t)i, ok, evict)
                      : gs_tenancy_card_health(st->sched.tn, now, (int32_t)i, gpu, ok, evict);
+    return rc ? rc : gsd_sched_take(st);
+}
+
+/* Whether node @i's going NotReady evicts its pods here: an agent's silence, or no Kubernetes.
+ * A Node object NotReady (or deleted) under Kubernetes evicts none of the pods bound there:
+ * Kubernetes' taint manager does, by each pod's tolerations (300 s by default, never for one
+ * that tolerates not-ready for ever), and their cards go back once the API server says they are
+ * gone. Pods not bound there (posted to gpuschedd, or held for kube-scheduler's bind) wait again:
+ * nothing else would move them. */
+static int evicts(const struct gsd_state *st, size_t i)
+{
+    return !st->cfg->kube || !st->health[i].api_down;
+}
+
+/* Node @i went NotReady without evicting (evicts()): its pods not bound by Kubernetes wait
+ * again. Return: 0; -ENOMEM. */
+static int requeue_unbound(struct gsd_state *st, size_t i)
+{
+    char why[GSD_REASON_MAX];
+    snprintf(why, sizeof(why), "node %s is not ready: its pods not bound by Kubernetes wait again",
+             gs_cluster_node_name(st->cluster, i));
+    int rc = 0;
+    for (struct gsd_pod *p = st->head; p && !rc; p = p->next)
+        if (p->state == GSD_RUNNING && p->pl.node == (int32_t)i &&
+            (p->source != GSD_SRC_EXTENDER || p->nominated))
+            rc = gs_tenancy_requeue(st->sched.tn, gsd_sched_now(st), p->sid, why);
     return rc ? rc : gsd_sched_take(st);
 }
 
@@ -116,7 +144,9 @@ int gsd_health_init(struct gsd_state *st, const uint8_t *api_down)
                     "Node object", NULL);
         st->not_ready += !gsd_node_ready(&st->health[i]);
         if (!gsd_node_ready(&st->health[i])) /* a pod stored running there waits too */
-            rc = tell(st, i, -1, 0, 1);
+            rc = evicts(st, i) ? tell(st, i, -1, 0, 1) : tell(st, i, -1, 0, 0);
+        if (!rc && !gsd_node_ready(&st->health[i]) && !evicts(st, i))
+            rc = requeue_unbound(st, i);
         for (int g = 0; !rc && g < GS_GPUS_MAX; g++)
             if (st->health[i].bad_mask & (1u << g))
                 rc = tell(st, i, g, 0, 0);
@@ -141,7 +171,10 @@ static int set_ready(struct gsd_state *st, size_t i, int agent, int api)
         gsd_log(now ? "info" : "warn", now ? "node ready" : "node not ready", "node",
                 gs_cluster_node_name(st->cluster, i), "by", "Node object", NULL);
     st->not_ready += now ? (size_t)-1 : 1;
-    return tell(st, i, -1, now, 1) ? -ENOMEM : 0;
+    int evict = evicts(st, i);
+    if (tell(st, i, -1, now, evict))
+        return -ENOMEM;
+    return !now && !evict && requeue_unbound(st, i) ? -ENOMEM : 0;
 }
 
 int gsd_health_api(struct gsd_state *st, size_t i, int ready)
@@ -168,7 +201,7 @@ int gsd_health_apply(struct gsd_state *st)
     int64_t now = gsd_sched_now(st);
     for (size_t i = 0; !rc && i < st->nhealth; i++) {
         if (!gsd_node_ready(&st->health[i]))
-            rc = gs_tenancy_node_ready(st->sched.tn, now, (int32_t)i, 0);
+            rc = gs_tenancy_node_ready(st->sched.tn, now, (int32_t)i, 0, evicts(st, i));
         for (int g = 0; !rc && g < GS_GPUS_MAX; g++)
             if (st->health[i].bad_mask & (1u << g))
                 rc = gs_tenancy_card_health(st->sched.tn, now, (int32_t)i, g, 0, 0);

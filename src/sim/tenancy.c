@@ -121,7 +121,7 @@ static int next_time(struct gs_tsim *t, int64_t *when)
 
 static int node_event(struct gs_tsim *t, const struct node_event *e)
 {
-    return e->gpu < 0 ? gs_tenancy_node_ready(t->sched, e->t, e->node, e->ready)
+    return e->gpu < 0 ? gs_tenancy_node_ready(t->sched, e->t, e->node, e->ready, 1)
                       : gs_tenancy_card_health(t->sched, e->t, e->node, e->gpu, e->ready, e->evict);
 }
 
@@ -197,7 +197,7 @@ static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
     for (size_t k = first; r >= 0 && k < t->next_node_event; k++)
         if (t->node_events[k].gpu < 0)
             r = gs_tenancy_node_ready(t->sched, t->now, t->node_events[k].node,
-                                      t->node_events[k].ready);
+                                      t->node_events[k].ready, 1);
     while (r >= 0 && t->next_arrival < t->npods &&
            t->s->pods[t->arrival_order[t->next_arrival]].arrival_us <= t->now) {
         size_t i = (size_t)t->arrival_order[t->next_arrival++];

@@ -1368,6 +1368,8 @@ static void node_becomes(const struct daemon *k, const char *name, int ready)
  * marks NotReady one the list no longer has (deleted while no watch saw it) or whose Ready
  * condition is not True, Ready again when it is, and logs a Node it cannot read.
  */
+static int fake_got(const char *method, const char *url);
+
 static void test_nodes_relisted(void **state)
 {
     (void)state;
@@ -1385,9 +1387,36 @@ static void test_nodes_relisted(void **state)
     assert_true(h_log_has(&k, "Node gpu-x: nvidia.com/gpu.product \\\"NVIDIA-Z9000\\\""));
     set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
               KNODE_READY("gpu-b", "Tesla-T4", "4", "zone-2", "True"),
-              KNODE_READY("gpu-c", "Tesla-T4", "4", "zone-3", "False"));
+              KNODE_READY("gpu-c", "Tesla-T4", "4", "zone-3", "True"));
     node_becomes(&k, "gpu-b", 1);
+    /* gpu-c goes NotReady with a pod kube-scheduler bound there, and one posted to gpuschedd:
+     * the bound one stays (Kubernetes' taint manager evicts by its tolerations), the other
+     * waits again */
+    json_t *kb = kube_pod(h_pod("team-a", "kb", 2, 0), "team-a", "kb");
+    json_decref(h_verb(&k, "filter",
+                       json_pack("{s:o, s:n, s:[s]}", "Pod", kb, "Nodes", "NodeNames", "gpu-c")));
+    json_t *r = h_verb(&k, "bind",
+                       json_pack("{s:s, s:s, s:s, s:s}", "PodName", "kb", "PodNamespace", "team-a",
+                                 "PodUID", "uid-kb", "Node", "gpu-c"));
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+    char *text = h_pod("team-a", "ap", 2, 0);
+    json_t *ap = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(json_object_get(ap, "spec"), "nodeName", json_string("gpu-c"));
+    json_decref(h_submit(&k, TOKEN_A, json_dumps(ap, 0), 201));
+    json_decref(ap);
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE_READY("gpu-b", "Tesla-T4", "4", "zone-2", "True"),
+              KNODE_READY("gpu-c", "Tesla-T4", "4", "zone-3", "False"));
     node_becomes(&k, "gpu-c", 0);
+    json_t *v = h_pod_get(&k, "team-a", "kb");
+    assert_string_equal(json_string_value(json_object_get(v, "state")), "running");
+    json_decref(v);
+    assert_int_equal(fake_got("POST", "/api/v1/namespaces/team-a/pods/kb/eviction"), 0);
+    v = h_pod_get(&k, "team-a", "ap");
+    assert_string_equal(json_string_value(json_object_get(v, "state")), "pending");
+    json_decref(v);
     /* readiness its Node object changed is dated, as an agent's is */
     struct answer a;
     assert_int_equal(h_call(&k, "GET", "/v1/nodes/gpu-c", TOKEN_A, NULL, &a), 0);

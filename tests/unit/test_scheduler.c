@@ -152,7 +152,7 @@ static void test_node_failure_requeues_gang(void **state)
     const struct gs_decision *dec;
     assert_int_equal(schedule(&f, 0, &dec), 2);
     int32_t node_a = view(&f, a).node;
-    assert_int_equal(gs_tenancy_node_ready(f.t, 5 * S, node_a, 0), 0);
+    assert_int_equal(gs_tenancy_node_ready(f.t, 5 * S, node_a, 0, 1), 0);
     size_t n = schedule(&f, 5 * S, &dec);
     /* both members evicted (the gang goes back whole), then nothing fits: one node is down */
     assert_int_equal(n, 2);
@@ -163,7 +163,7 @@ static void test_node_failure_requeues_gang(void **state)
     assert_int_equal(view(&f, b).state, GS_POD_PENDING);
     assert_non_null(strstr(view(&f, b).reason, "gang g: member m1 cannot be placed"));
     assert_non_null(strstr(view(&f, b).reason, "node.kubernetes.io/not-ready"));
-    assert_int_equal(gs_tenancy_node_ready(f.t, 6 * S, node_a, 1), 0);
+    assert_int_equal(gs_tenancy_node_ready(f.t, 6 * S, node_a, 1, 1), 0);
     n = schedule(&f, 6 * S, &dec);
     if (n != 2)
         fail_msg("%zu decisions; a: %s", n, view(&f, a).reason);
@@ -575,7 +575,7 @@ static void shape_events(struct fx *f, int from, int to, int32_t id[3])
         } else if (e == 3 || e == 4) {
             assert_int_equal(gs_tenancy_complete(f->t, now, id[e - 3], NULL), 0);
         } else if (e == 5 || e == 6) {
-            assert_int_equal(gs_tenancy_node_ready(f->t, now, 1, e == 6), 0);
+            assert_int_equal(gs_tenancy_node_ready(f->t, now, 1, e == 6, 1), 0);
         } else if (e == 7) {
             assert_int_equal(gs_tenancy_card_health(f->t, now, 0, 7, 0, 0), 0);
         } else if (e == 8) {
@@ -726,8 +726,8 @@ static void churn_failures(struct churn *c, int64_t now)
     int32_t node = (int32_t)churn_rand(c, 2);
     int up = (int)churn_rand(c, 2);
     if (r == 0) {
-        assert_int_equal(gs_tenancy_node_ready(c->f.t, now, node, up), 0);
-        assert_int_equal(gs_tenancy_node_ready(c->b, now, node, up), 0);
+        assert_int_equal(gs_tenancy_node_ready(c->f.t, now, node, up, 1), 0);
+        assert_int_equal(gs_tenancy_node_ready(c->b, now, node, up, 1), 0);
     } else {
         int gpu = (int)churn_rand(c, 8);
         assert_int_equal(gs_tenancy_card_health(c->f.t, now, node, gpu, up, 1), 0);
@@ -1072,14 +1072,14 @@ static void test_reason_after_node_down(void **state)
     assert_int_equal(schedule(&f, 0, &dec), 2);
     assert_string_equal(view(&f, c).reason,
                         "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
-    assert_int_equal(gs_tenancy_node_ready(f.t, 1 * S, 1, 0), 0);
+    assert_int_equal(gs_tenancy_node_ready(f.t, 1 * S, 1, 0, 1), 0);
     schedule(&f, 1 * S, &dec); /* x1 waits again beside x2 */
     assert_string_equal(view(&f, c).reason,
                         "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had "
                         "untolerated taint {node.kubernetes.io/not-ready: }.");
     assert_int_equal(gs_tenancy_cancel(f.t, 2 * S, c), 0);
     schedule(&f, 2 * S, &dec);
-    assert_int_equal(gs_tenancy_node_ready(f.t, 3 * S, 1, 1), 0);
+    assert_int_equal(gs_tenancy_node_ready(f.t, 3 * S, 1, 1, 1), 0);
     schedule(&f, 3 * S, &dec); /* x1 runs again */
     assert_int_equal(view(&f, b).state, GS_POD_RUNNING);
     int32_t d = submit(&f, 4 * S, 3);

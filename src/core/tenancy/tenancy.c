@@ -755,7 +755,7 @@ int gs_tenancy_requeue(struct gs_tenancy *t, int64_t now, int32_t id, const char
     return r < 0 ? r : requeue(t, id, why);
 }
 
-int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int ready)
+int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int ready, int evict)
 {
     if (node < 0 || (size_t)node >= t->pol->nnodes)
         return -EINVAL;
@@ -767,6 +767,8 @@ int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int r
     t->health_gen++; /* the pending pods' reasons count the node anew */
     if (ready)
         return gs__tn_log(&t->rlog, node);
+    if (!evict)
+        return 0;
     char why[GS_REASON_MAX];
     gs__say(why, sizeof(why), "node %s is not ready: its pods wait again",
             t->pol->nodes[node].name);
