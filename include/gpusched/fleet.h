@@ -57,18 +57,20 @@ enum gs_card_mode {
 
 /* What one pod asks of one node. */
 struct gs_fit {
-    int ncards;           /* 0..GS_GPUS_MAX cards (exclusive) or slices on distinct cards */
-    int whole;            /* 1: exclusive cards; 0: shared slices */
-    int32_t compute;      /* shared: compute share per card, milli (1..1000) */
-    int64_t mem_mib;      /* shared: GPU memory per card, MiB (>= 1) */
-    int32_t overcommit;   /* shared: compute cap of a card this pod may join, milli (>= 1000) */
-    int32_t rate;         /* shared: what it keeps a card busy at full speed, milli (its
-                             gpu-util x its share): above a cap of 1000 a card takes slices
-                             while their rates sum to 1000 at most */
-    int32_t max_clients;  /* shared: pods a card may hold while this one is there, 0 = no cap */
-    uint32_t model_mask;  /* allowed catalog models, 0 = any */
-    int32_t node_only;    /* the one node it may use (spec.nodeName): its index + 1; 0 = any */
-    int32_t zone_only;    /* the one zone it may use: gs_fleet_node_zone() + 1; 0 = any */
+    int ncards;               /* 0..GS_GPUS_MAX cards (exclusive) or slices on distinct cards */
+    int whole;                /* 1: exclusive cards; 0: shared slices */
+    int32_t compute;          /* shared: compute share per card, milli (1..1000) */
+    int64_t mem_mib;          /* shared: GPU memory per card, MiB (>= 1) */
+    int32_t overcommit;       /* shared: compute cap of a card this pod may join, milli (>= 1000) */
+    int32_t rate;             /* shared: what it keeps a card busy at full speed, milli (its
+                                 gpu-util x its share): above a cap of 1000 a card takes slices
+                                 while their rates sum to 1000 at most */
+    int32_t max_clients;      /* shared: pods a card may hold while this one is there, 0 = no cap */
+    uint32_t model_mask;      /* allowed catalog models, 0 = any */
+    int32_t node_only;        /* the one node it may use (spec.nodeName): its index + 1; 0 = any */
+    int32_t zone_only;        /* the one zone it may use: gs_fleet_node_zone() + 1; 0 = any */
+    const uint64_t *nodes_ok; /* the nodes it may use (gs_pod_spec's), NULL = any */
+    uint32_t nodes_ok_n;
     uint64_t tolerated;   /* bit c - 1: it tolerates the taints of taint class c
                              (gs_fleet_node_taint_class()); an untainted node takes any pod */
     uint64_t prefer_not;  /* bit c - 1: class c has a PreferNoSchedule taint it does not

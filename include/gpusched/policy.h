@@ -370,6 +370,12 @@ struct gs_pod_spec {
                                         the one node it may run on; "" any */
     int node_by_selector;            /* node_name came from the nodeSelector alone */
     char node_zone[GS_SCN_NAME_MAX]; /* nodeSelector topology.kubernetes.io/zone; "" any */
+    /* the nodes it may use at all, bit n (word n / 64) for node index n, @nodes_ok_n nodes
+     * covered (a later node is not among them); NULL any: a driver's (gpuschedd: the nodes
+     * kube-scheduler's own filters passed, its affinities and the rest), owned by the driver and
+     * kept while the pod is */
+    const uint64_t *nodes_ok;
+    uint32_t nodes_ok_n;
     struct gs_toleration tolerations[GS_SCN_TOLERATIONS]; /* spec.tolerations, in order */
     int ntolerations;
     struct gs_scn_container containers[GS_SCN_CONTAINERS]; /* init containers first */

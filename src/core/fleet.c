@@ -883,6 +883,8 @@ static enum gs_fit_reason fit_pinned(const struct fnode *nd, size_t node, const 
         return GS_FIT_NODE_NAME;
     if (r->zone_only && r->zone_only != nd->zone + 1)
         return GS_FIT_MODEL;
+    if (r->nodes_ok && (node >= r->nodes_ok_n || !(r->nodes_ok[node / 64] >> (node % 64) & 1)))
+        return GS_FIT_MODEL; /* its affinity, as kube-scheduler's filters read it */
     if (nd->taint_class && !(r->tolerated >> (nd->taint_class - 1) & 1))
         return GS_FIT_TAINT;
     return GS_FIT_OK;

@@ -1231,6 +1231,27 @@ static int refuse_twice_named(const struct gsd_state *st, const struct ext_args 
 }
 
 /*
+ * The pod remembered under @key, about to be nominated, may use only the nodes filter was
+ * offered (@a): those kube-scheduler's own filters passed (its node affinity and selector, taints,
+ * ports, volumes). gpusched's scheduler then places it, and evicts for it, on none other: a node
+ * it could never bind to. Out of memory, it goes unrestricted, as before kube-scheduler said.
+ */
+static void ext_offered(struct gsd_state *st, const char *key, const struct ext_args *a)
+{
+    struct gsd_extpod *x = ext_at(st, key);
+    size_t n = gs_cluster_node_count(st->cluster);
+    uint64_t *ok = x ? calloc((n + 63) / 64 + 1, sizeof(*ok)) : NULL;
+    for (size_t i = 0; ok && i < a->n; i++)
+        if (a->idx[i] >= 0 && (size_t)a->idx[i] < n)
+            ok[a->idx[i] / 64] |= 1ull << (a->idx[i] % 64);
+    if (!ok)
+        return;
+    free((void *)x->spec.s.nodes_ok);
+    x->spec.s.nodes_ok = ok;
+    x->spec.s.nodes_ok_n = (uint32_t)n;
+}
+
+/*
  * filter and prioritize: read the args, score the pod on every node once, write the answer.
  * A bad Pod is reported in filter's Error field; prioritize's list type has none, so it scores
  * nothing and logs why.
@@ -1309,6 +1330,8 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
         free(words);
         if (spec == &own)
             ext_remember(st, spec);
+        if (r->nominate[0])
+            ext_offered(st, key, &a);
     }
     reply_out(r, &o);
     free(owned);

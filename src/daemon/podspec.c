@@ -416,6 +416,8 @@ void gsd_podspec_clear(struct gsd_podspec *p)
     json_decref(p->labels);
     json_decref(p->annotations);
     free(p->body);
+    free((void *)p->s.nodes_ok);
     p->labels = p->annotations = NULL;
     p->body = NULL;
+    p->s.nodes_ok = NULL;
 }

@@ -230,6 +230,7 @@ static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
 
 void gsd_pod_strings_free(struct gsd_pod *p)
 {
+    free((void *)p->spec.nodes_ok);
     free(p->meta);
     free(p->body);
     free(p->reason);
@@ -357,6 +358,7 @@ static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *t
     p->body = spec->body;
     spec->body = NULL;
     p->spec = spec->s;
+    spec->s.nodes_ok = NULL; /* the pod's now */
     p->sid = -1;
     pod_names(st, p);
     snprintf(p->tenant, sizeof(p->tenant), "%s", tenant ? tenant : "");

@@ -623,6 +623,40 @@ static void test_pending_order(void **state)
     stop(&d);
 }
 
+/* An A100 pod of @gpus cards of PriorityClass @pclass (NULL: none) on node @node (NULL: any). */
+static char *a100_pod(const char *name, int gpus, const char *pclass, const char *node)
+{
+    json_t *p = h_pod_json("team-a", name, gpus, 0), *spec = json_object_get(p, "spec");
+    h_annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    if (pclass)
+        json_object_set_new(spec, "priorityClassName", json_string(pclass));
+    if (node)
+        json_object_set_new(spec, "nodeName", json_string(node));
+    return text_of(p);
+}
+
+/* A pod filter finds no node for is placed, and evicted for, only among the nodes kube-scheduler
+ * offered (those its own filters passed: affinity, taints...): never on a node it could not bind
+ * to, however cheap the victims there. */
+static void test_nominated_within_offered(void **state)
+{
+    (void)state;
+    struct daemon d;
+    const char *one[] = {"n-a100-1"};
+    start(&d, classes, NULL);
+    json_decref(h_submit(&d, NULL, a100_pod("cheap", 8, NULL, "n-a100-0"), 201));
+    json_decref(h_submit(&d, NULL, a100_pod("dear", 8, "high", "n-a100-1"), 201));
+    char *top = a100_pod("top", 8, "top", NULL);
+    fails_on(&d, top, one, 1, "n-a100-1", "Insufficient nvidia.com/gpu");
+    state_is(&d, "dear", "pending"); /* evicted, on the node offered */
+    state_is(&d, "cheap", "running");
+    json_t *v = h_pod_get(&d, "team-a", "top");
+    assert_string_equal(json_string_value(json_object_get(v, "node")), "n-a100-1");
+    json_decref(v);
+    free(top);
+    stop(&d);
+}
+
 /* The churn guard holds for preemptors kube-scheduler brings: a pod an extender pod evicted and
  * that runs again is spared a while, so the next such preemptor waits. */
 static void test_churn_guard(void **state)
@@ -690,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_timeslice),
         cmocka_unit_test(test_progress_kept),
         cmocka_unit_test(test_pending_order),
+        cmocka_unit_test(test_nominated_within_offered),
         cmocka_unit_test(test_churn_guard),
         cmocka_unit_test(test_profile_name),
     };

@@ -1357,6 +1357,10 @@ static uint64_t static_shape(const struct rpod *p)
         h = (h ^ (uint64_t)(f->units * 2 + f->timeslice)) * 1099511628211ULL;
     if (f->node_only || f->zone_only)
         h = (h ^ ((uint64_t)f->node_only << 32 | (uint32_t)f->zone_only)) * 1099511628211ULL;
+    for (uint32_t w = 0; f->nodes_ok && w < (f->nodes_ok_n + 63) / 64; w++)
+        h = (h ^ f->nodes_ok[w]) * 1099511628211ULL; /* its nodes alike, by their bits */
+    if (f->nodes_ok)
+        h = (h ^ f->nodes_ok_n) * 1099511628211ULL;
     if (f->tolerated)
         h = (h ^ f->tolerated) * 1099511628211ULL;
     if (f->prefer_not)
@@ -1414,6 +1418,8 @@ static int pin(const struct gs_tenancy *t, struct rpod *p)
     const struct gs_pod_spec *sp = p->sp;
     const struct gs_policy *pol = t->pol;
     p->fit.node_only = p->fit.zone_only = 0;
+    p->fit.nodes_ok = sp->nodes_ok;
+    p->fit.nodes_ok_n = sp->nodes_ok ? sp->nodes_ok_n : 0;
     if (sp->node_name[0]) /* by name, not a scan: a pod per node of a large cluster pins them */
         p->fit.node_only = namemap_get(t->node_names, sp->node_name, NULL) + 1;
     for (size_t i = 0; sp->node_zone[0] && !p->fit.zone_only && i < pol->nnodes; i++)

@@ -68,8 +68,9 @@ static void key_of(const struct gs_fit *fit, struct gs_fit *k)
 uint64_t gs__tn_shape_of(struct gs_tenancy *t, const struct gs_fit *fit)
 {
     size_t nn = gs_fleet_node_count(t->fleet);
-    if (fit->tier == GS_TIER_AZ || (fit->mig && strlen(fit->mig) >= sizeof(t->shapes->s[0].mig)))
-        return 0;
+    if (fit->tier == GS_TIER_AZ || fit->nodes_ok ||
+        (fit->mig && strlen(fit->mig) >= sizeof(t->shapes->s[0].mig)))
+        return 0; /* nodes_ok: its own nodes, not a shape others share */
     if (!t->shapes && !(t->shapes = calloc(1, sizeof(*t->shapes))))
         return 0;
     struct gs__shapes *m = t->shapes;
@@ -131,7 +132,7 @@ void gs__tn_shape_put(struct gs_tenancy *t, uint64_t id, size_t node, int32_t an
 uint64_t gs__tn_share_of(struct gs_tenancy *t, const struct gs_fit *fit)
 {
     size_t nn = gs_fleet_node_count(t->fleet);
-    if (fit->whole || fit->mig || fit->timeslice || fit->ncards <= 0)
+    if (fit->whole || fit->mig || fit->timeslice || fit->ncards <= 0 || fit->nodes_ok)
         return 0;
     if (!t->shapes && !(t->shapes = calloc(1, sizeof(*t->shapes))))
         return 0;
