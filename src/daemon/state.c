@@ -449,19 +449,24 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
     }
     char key[GSD_KEY_MAX]; /* NS/NAME, as every log line names a pod */
     snprintf(key, sizeof(key), "%s/%s", p->spec.ns, p->spec.name);
-    gsd_log("info", node >= 0 ? "pod bound" : "pod submitted", "pod", key, "tenant", p->tenant,
-            NULL);
+    if (node < 0)
+        gsd_log("info", "pod submitted", "pod", key, "tenant", p->tenant, NULL);
     st->nudge_due |= p->grp != NULL; /* its gang may be whole again: its held mates are told */
     if (node >= 0) {                 /* the extender's bind: there or nowhere */
         rc = gs_tenancy_bind_to(st->sched.tn, gsd_sched_now(st), p->sid, node);
         if (rc == 0)
             rc = gsd_sched_take(st);
+        const char *on = gs_cluster_node_name(st->cluster, (size_t)node);
         if (rc == 1) {
             gsd_sched_sync(st, p);
             set_ferr(e, 409, "Node", p->reason ? p->reason : "does not fit");
+            gsd_log("info", "bind refused: the pod does not fit the node", "pod", key, "tenant",
+                    p->tenant, "node", on, "reason", e->msg, NULL);
             gsd_pod_cancel(st, p);
             return NULL;
         }
+        if (rc == 0)
+            gsd_log("info", "pod bound", "pod", key, "tenant", p->tenant, "node", on, NULL);
     } else if (!st->held) {
         rc = gsd_sched_run(st);
     }

@@ -541,6 +541,16 @@ static void test_bind_same_uid(void **state)
     json_decref(r);
     snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
     h_request(&d, "GET", path, TOKEN_ADMIN, NULL, 404);
+    /* a bind to a node the pod does not fit (the T4 box has no NVLink for its nvlink tier) is
+     * refused, and logged so: never as bound */
+    json_decref(offer("team-a", "no-room", "u-3", "NodeNames", json_pack("[s]", "n-a100-0"), 200));
+    r = verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", "no-room", "PodNamespace",
+                               "team-a", "PodUID", "u-3", "Node", "n-t4-0"));
+    assert_true(json_string_length(json_object_get(r, "Error")) > 0);
+    json_decref(r);
+    assert_true(
+        h_log_has(&d, "msg=\"bind refused: the pod does not fit the node\" pod=team-a/no-room"));
+    assert_false(h_log_has(&d, "msg=\"pod bound\" pod=team-a/no-room"));
 }
 
 /* A malformed request (a bad Pod, a pod never filtered) in Error; a refusal per node. */
