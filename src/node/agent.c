@@ -770,7 +770,11 @@ static int xid_report(struct agent *a, int gpu, unsigned long long xid, const ch
 {
     char url[300], body[80], *resp = NULL, why[sizeof(a->beat_said.text)];
     snprintf(url, sizeof(url), "/v1/nodes/%s/gpus/%d/health", a->o.node, gpu);
-    snprintf(body, sizeof(body), "{\"healthy\": false, \"xid\": %llu}", xid);
+    if (xid >= 1 && xid <= 65535) /* NVIDIA's Xids; any other value NVML gives is no Xid: the
+                                   * card is reported failed without one, taken at its worst */
+        snprintf(body, sizeof(body), "{\"healthy\": false, \"xid\": %llu}", xid);
+    else
+        snprintf(body, sizeof(body), "{\"healthy\": false}");
     long st = http(a, "POST", url, token, body, &resp);
     int again = st <= 0 || st == 429 || st >= 500;
     if (st != 200) {

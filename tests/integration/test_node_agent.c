@@ -1378,6 +1378,19 @@ static void test_xid_sent_again(void **state)
     assert_int_equal(log_count("GPU 5: Xid 48: reported unhealthy (held until then)"), 1);
 }
 
+/* An event NVML gives with a value no Xid has (past 65535): the card is reported failed all the
+ * same, without an Xid (gpuschedd takes it at its worst), not refused for the number. */
+static void test_xid_out_of_range(void **state)
+{
+    (void)state;
+    assert_int_equal(unhealthy_mask() & (1u << 7), 0);
+    t_write(E.nvml_xid, "3 79\n5 48\n7 70000\n"); /* lines 1-2 were the tests' before */
+    for (int i = 0; i < 100 && !(unhealthy_mask() & (1u << 7)); i++)
+        sleep_ms(100);
+    assert_int_equal(unhealthy_mask() & (1u << 7), 1u << 7);
+    assert_int_equal(log_count("GPU 7: Xid 70000: reported unhealthy"), 1);
+}
+
 /* Runs the agent on the fake NVML machine @machine (tests/data/node/) as node @node of gpuschedd
  * @d until it says it registered or was refused, or exits; its standard error into @err. */
 static void agent_registers(const struct daemon *d, const char *machine, const char *node,
@@ -1575,6 +1588,7 @@ int main(void)
         cmocka_unit_test(test_unreachable_said_once),
         cmocka_unit_test(test_token_refused),
         cmocka_unit_test(test_xid_sent_again),
+        cmocka_unit_test(test_xid_out_of_range),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
