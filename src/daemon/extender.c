@@ -149,6 +149,7 @@ struct ext_args {
     struct ext_node *nodes;
     int32_t *idx; /* per node: its index; -ENOENT not in the inventory; -EINVAL no name */
     size_t n, cap;
+    char err[96]; /* first_error()'s words */
 };
 
 static void args_free(struct ext_args *a)
@@ -1109,12 +1110,16 @@ static int write_unresolvable(const struct ext_args *a, struct out *o)
     return 0;
 }
 
-/* Error for a NodeList with a nameless item; "" when every item has a name. */
-static const char *first_error(const struct ext_args *a)
+/* Error for a node list with a nameless entry, naming the first; "" when every one has a name. */
+static const char *first_error(struct ext_args *a)
 {
     for (size_t i = 0; i < a->n; i++)
-        if (a->idx[i] == -EINVAL)
-            return "a node has no name";
+        if (a->idx[i] == -EINVAL) {
+            snprintf(a->err, sizeof(a->err), "%s[%zu]%s: expected a node's name, a string",
+                     a->cache_capable ? "NodeNames" : "Nodes.items", i,
+                     a->cache_capable ? "" : ".metadata.name");
+            return a->err;
+        }
     return "";
 }
 
@@ -1280,6 +1285,12 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     o.cap = r->len + a.n * 48 + 256; /* room for every name failing with a reason */
     o.s = malloc(o.cap);
     o.cap = o.s ? o.cap : 0;
+    if (!a.same_pod && !a.is_object) { /* as a body of null is: no verb reads anything else */
+        gsd_reply_error(r, 400, "", "ExtenderArgs: expected an object");
+        args_free(&a);
+        free(o.s);
+        return;
+    }
     if (args_pod(st, &a, &own, &spec, &text, &owned, err, sizeof(err))) {
         if (is_filter) {
             struct ext_args none = {.cache_capable = a.cache_capable};

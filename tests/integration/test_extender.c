@@ -590,9 +590,13 @@ static void test_errors_in_error_field(void **state)
                         json_string("nameless-nodes"));
     json_object_set_new(args, "NodeNames", json_pack("[i]", 7));
     r = verb("filter", args);
-    assert_string_equal(json_string_value(json_object_get(r, "Error")), "a node has no name");
+    assert_string_equal(json_string_value(json_object_get(r, "Error")),
+                        "NodeNames[0]: expected a node's name, a string");
     json_decref(r);
     h_request(&d, "GET", "/v1/pods/team-a/nameless-nodes", TOKEN_ADMIN, NULL, 404);
+    /* a body that is no object (an array) is refused as null is, echoing nothing made up */
+    h_request(&d, "POST", "/extender/filter", TOKEN_ADMIN, "[]", 400);
+    h_request(&d, "POST", "/extender/prioritize", TOKEN_ADMIN, "[1]", 400);
     /* No node names at all: nothing fits, nothing fails (and nothing read out of bounds). */
     args = load("filter_nodenames.json");
     json_object_set_new(args, "NodeNames", json_array());
