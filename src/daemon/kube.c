@@ -108,6 +108,7 @@ void gsd_bind_free(struct gsd_bind *b)
     free(b->kube.ca_file);
     free(b->patch);
     free(b->binding);
+    free(b->event);
     free(b);
 }
 
@@ -376,9 +377,57 @@ int gsd_kube_bind(struct gsd_bind *b)
     return rc;
 }
 
+/* RFC 3339 in seconds of wall clock @us into @out (24 bytes). */
+static void rfc3339(int64_t us, char out[24])
+{
+    time_t secs = (time_t)(us / 1000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(out, 24, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 struct gsd_bind *gsd_evict_new(const struct gsd_kube *k, const struct gsd_pod *p)
 {
-    return job_new(k, p, 1);
+    struct gsd_bind *b = job_new(k, p, 1);
+    const char *why = p->last_eviction && p->last_eviction[0] ? p->last_eviction : "evicted";
+    int preempted = !strncmp(why, "preempted", 9) || !strncmp(why, "reclaimed", 9);
+    char at[24], msg[GSD_REASON_MAX + 16], base[64];
+    rfc3339(gsd_now_us(), at);
+    snprintf(msg, sizeof(msg), "gpusched: %s", why);
+    snprintf(base, sizeof(base), "%.57s.", p->spec.name); /* the API server adds 5 characters */
+    json_t *ev =
+        b ? json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:s, s:s, "
+                      "s:{s:s}, s:s, s:s, s:i}",
+                      "apiVersion", "v1", "kind", "Event", "metadata", "generateName", base,
+                      "namespace", p->spec.ns, "involvedObject", "apiVersion", "v1", "kind", "Pod",
+                      "namespace", p->spec.ns, "name", p->spec.name, "uid", p->uid, "reason",
+                      preempted ? "Preempted" : "Evicted", "message", msg, "type", "Normal",
+                      "source", "component", "gpuschedd", "firstTimestamp", at, "lastTimestamp", at,
+                      "count", 1)
+          : NULL;
+    if (b)
+        b->event = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    json_decref(ev);
+    return b; /* without its Event when out of memory: the eviction matters more */
+}
+
+/* Post b->event for the pod just evicted: its owners see why. One try; a refusal is logged. */
+static void post_event(struct gsd_bind *b, const char *tok, const char *ns)
+{
+    char path[GSD_NAME_MAX * 3 + 64], msg[GS_DIAG_MSG_MAX], key[GSD_KEY_MAX];
+    struct answer a = {0};
+    if (!b->event)
+        return;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
+    call(&b->kube, tok, "POST", path, "application/json", b->event,
+         gsd_mono_us() + b->kube.timeout_ms * 1000, &a);
+    if (a.status < 200 || a.status >= 300) {
+        answer_text(&a, msg, sizeof(msg));
+        snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
+        gsd_log("warn", "pod evicted, but its Event was refused (RBAC: events create?)", "pod", key,
+                "error", msg, NULL);
+    }
+    free(a.body);
 }
 
 struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
@@ -523,6 +572,8 @@ int gsd_kube_evict(struct gsd_bind *b)
         } else {
             strcat(path, "/eviction");
             rc = post_until_answered(b, tok, path);
+            if (rc == 0)
+                post_event(b, tok, ns);
         }
     }
     curl_free(ns);

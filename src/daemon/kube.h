@@ -24,6 +24,7 @@ struct gsd_bind {
     char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX], uid[GSD_UID_MAX], node[GS_NAME_MAX];
     int64_t seq;           /* the pod held: a release touches no later pod of that name */
     char *patch, *binding; /* the request bodies, JSON text: the label, the Binding */
+    char *event;           /* an eviction's: the pod's Event saying why (JSON text), or NULL */
     int evict;   /* not a bind: 1 an eviction (gsd_evict_new()), 2 a nudge (gsd_nudge_new()) */
     int again;   /* an eviction decided before a restart: sent unless the pod is being deleted */
     int outcome; /* a bind's, once its API calls are over: GSD_KUBE_BOUND, _REFUSED, _UNKNOWN */
@@ -44,8 +45,11 @@ void gsd_bind_free(struct gsd_bind *b);
 
 /*
  * gsd_evict_new() - the API call that evicts pod @p (its namespace, name and UID) from the API
- * server @k, as a job of the same shape as a bind's (b->evict set). Return: the job (free with
- * gsd_bind_free()); NULL out of memory.
+ * server @k, as a job of the same shape as a bind's (b->evict set), and the v1 Event that tells
+ * the pod's owners why (`kubectl describe pod`, `kubectl get events`): reason Preempted (as
+ * kube-scheduler's preemption records it) when p->last_eviction says preempted or reclaimed,
+ * else Evicted, its message that reason in the words its own tenant may read, from component
+ * gpuschedd. Return: the job (free with gsd_bind_free()); NULL out of memory.
  */
 struct gsd_bind *gsd_evict_new(const struct gsd_kube *k, const struct gsd_pod *p);
 
@@ -58,9 +62,10 @@ struct gsd_bind *gsd_evict_new(const struct gsd_kube *k, const struct gsd_pod *p
  * doubling, GSD_EVICT_TRIES times in all, each within b->kube.timeout_ms. Blocks; call it on no
  * thread that holds the state. With b->again the pod is read first, and nothing is sent when it
  * is gone, made again under its name or already being deleted: the Eviction sent before a crash
- * is not sent twice. Return: 0 evicted, or gone already (404, or 409: another pod of that name
- * now); 1 (b->again) not sent: evicted before; -EIO with b->err (refused, or no answer after
- * every try).
+ * is not sent twice. Once evicted, b->event is posted (POST /api/v1/namespaces/NS/events, one
+ * try within b->kube.timeout_ms; a refusal is logged, the eviction stands). Return: 0 evicted,
+ * or gone already (404, or 409: another pod of that name now); 1 (b->again) not sent: evicted
+ * before; -EIO with b->err (refused, or no answer after every try).
  */
 int gsd_kube_evict(struct gsd_bind *b);
 

@@ -1758,6 +1758,20 @@ static void test_reclaim_evicts_through_api(void **state)
             json_object_get(json_object_get(b, "deleteOptions"), "preconditions"), "uid")),
         "uid-a3");
     json_decref(b);
+    /* and its owners are told why, as kube-scheduler's preemption tells them: an Event, in
+     * their own tenant's words (b1 is team-b's) */
+    const char *events = "/api/v1/namespaces/team-a/events";
+    for (int i = 0; i < 100 && !fake_got("POST", events); i++)
+        usleep(50000);
+    b = fake_body("POST", events);
+    assert_non_null(b);
+    assert_string_equal(json_string_value(json_object_get(b, "reason")), "Preempted");
+    const json_t *obj = json_object_get(b, "involvedObject");
+    assert_string_equal(json_string_value(json_object_get(obj, "name")), "a3");
+    assert_string_equal(json_string_value(json_object_get(obj, "uid")), "uid-a3");
+    assert_string_equal(json_string_value(json_object_get(b, "message")),
+                        "gpusched: reclaimed by a pod of another tenant");
+    json_decref(b);
     /* the victim still runs: its node takes nothing, not even the pod it was evicted for */
     r = filter_b("b1", 4);
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
