@@ -327,11 +327,14 @@ static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_
         int32_t alloc, down;
         gsd_card_use(st, i, g, &alloc, &down);
         const struct gs_mig_card *mig = gs_fleet_card_mig(f, i, g);
-        json_t *c = json_pack("{s:i, s:s, s:i, s:i, s:b, s:o, s:o, s:o}", "index", g, "mode",
-                              gs_card_mode_name(gs_fleet_card_mode(f, i, g)), "allocated_milli",
-                              alloc, "free_milli", 1000 - alloc - down, "healthy", !bad, "xid",
-                              bad && h->xid[g] ? json_integer(h->xid[g]) : json_null(), "pods",
-                              pods[g], "mig_instances", mig_json(mig));
+        /* memory as nvidia.com/gpumem counts it: a share's declared MiB, a whole card all */
+        json_t *c = json_pack(
+            "{s:i, s:s, s:i, s:i, s:I, s:I, s:b, s:o, s:o, s:o}", "index", g, "mode",
+            gs_card_mode_name(gs_fleet_card_mode(f, i, g)), "allocated_milli", alloc, "free_milli",
+            1000 - alloc - down, "gpumem_mib", (json_int_t)gs_fleet_card_mem(f, i, g),
+            "gpumem_allocated_mib", (json_int_t)gs_fleet_card_mem_used(f, i, g), "healthy", !bad,
+            "xid", bad && h->xid[g] ? json_integer(h->xid[g]) : json_null(), "pods", pods[g],
+            "mig_instances", mig_json(mig));
         if (c && mig && mig->ninst)
             json_object_set_new(c, "mig_slices",
                                 json_integer(gs_mig_model_at(mig->model)->memory_slices));

@@ -424,6 +424,8 @@ static void test_xid(void **state)
     assert_int_equal(json_integer_value(json_object_get(card, "xid")), 92);
     assert_int_equal(json_integer_value(json_object_get(card, "free_milli")), 0);
     assert_int_equal(json_integer_value(json_object_get(card, "allocated_milli")), 0);
+    assert_int_equal(json_integer_value(json_object_get(card, "gpumem_mib")), 15360); /* a T4 */
+    assert_int_equal(json_integer_value(json_object_get(card, "gpumem_allocated_mib")), 0);
     h_answer_free(&a);
     assert_on(&d, "p3", "");
     report(&d, c, "{\"healthy\": true}", 200, &a);
