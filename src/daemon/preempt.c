@@ -18,6 +18,9 @@
  * back as proposed, capped at the victims kept: which of them a budget protects is kube-scheduler's
  * knowledge.
  *
+ * A pod gpusched's scheduler has placed already (nominated, its cards held) gets victims on
+ * that node only: its own victims, if any, went there.
+ *
  * Victims come as MetaPods (nodeCacheCapable) or whole Pods; the answer names them by UID either
  * way, as kube-scheduler expects (it looks each one up on the node and refuses an unknown UID;
  * the types: kubernetes staging/src/k8s.io/kube-scheduler/extender/v1/types.go). The result type
@@ -349,8 +352,14 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
         rc = match(&pr);
     if (!rc && !(kept = calloc(pr.n + 1, sizeof(*kept))))
         rc = -ENOMEM;
+    /* placed by gpuschedd's scheduler already (nominated, its cards held): its victims, if
+     * any, were evicted there; kube-scheduler's own on another node would be a second set */
+    const struct gsd_pod *held = gsd_pod_find(st, spec.s.ns, spec.s.name);
+    int only = held && gsd_pod_allocated(held) && (!spec.uid[0] || !strcmp(spec.uid, held->uid))
+                   ? held->pl.node
+                   : -1;
     for (size_t k = 0; !rc && k < pr.n; k++) {
-        kept[k] = decide(st, probe, &pr.nodes[k]);
+        kept[k] = only >= 0 && pr.nodes[k].idx != only ? 0 : decide(st, probe, &pr.nodes[k]);
         rc = kept[k] < 0 ? kept[k] : 0;
     }
     if (rc == -EINVAL)

@@ -653,6 +653,16 @@ static void test_nominated_within_offered(void **state)
     json_t *v = h_pod_get(&d, "team-a", "top");
     assert_string_equal(json_string_value(json_object_get(v, "node")), "n-a100-1");
     json_decref(v);
+    /* kube-scheduler's own preemption for it (a node short of CPU or a host port it checks)
+     * gets no victim on another node: its cards are held, its victims already evicted */
+    v = h_pod_get(&d, "team-a", "cheap");
+    json_t *r = h_verb(&d, "preempt",
+                       json_pack("{s:o, s:{s:{s:[{s:s}]}}}", "Pod", json_loads(top, 0, NULL),
+                                 "NodeNameToMetaVictims", "n-a100-0", "Pods", "UID",
+                                 json_string_value(json_object_get(v, "uid"))));
+    json_decref(v);
+    assert_int_equal(json_object_size(json_object_get(r, "NodeNameToMetaVictims")), 0);
+    json_decref(r);
     free(top);
     stop(&d);
 }
