@@ -1358,7 +1358,7 @@ static int bound_now(struct gsd_state *st, struct gsd_pod *p)
         return 0;
     gsd_pod_unnominate(st, p);
     gsd_snap_touch(st, p); /* running now, no longer allocated */
-    if (!gsd_store_pod_nominated(st->store, p))
+    if (!gsd_store_pod_nominated(st->store, p, NULL))
         return 0;
     st->failed = 1;
     return -EIO;
@@ -1740,7 +1740,10 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
     gsd_pod_nominate(st, p);
     st->nudge_due |= p->state == GSD_RUNNING; /* the pass just run placed it */
     p->seen_us = gsd_now_us();
-    if (gsd_store_pod_nominated(st->store, p)) {
+    char *names = gsd_nodes_ok_text(st, &p->spec);
+    int rc = p->spec.nodes_ok && !names ? -ENOMEM : gsd_store_pod_nominated(st->store, p, names);
+    free(names);
+    if (rc) { /* out of memory too: a restart would place it on any node */
         st->failed = 1;
         return -EIO;
     }

@@ -181,6 +181,50 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     return 0;
 }
 
+char *gsd_nodes_ok_text(const struct gsd_state *st, const struct gs_pod_spec *sp)
+{
+    size_t n = sp->nodes_ok ? sp->nodes_ok_n : 0, len = 0, cap = 64;
+    char *out = sp->nodes_ok ? malloc(cap) : NULL;
+    if (out)
+        out[0] = '\0';
+    for (size_t i = 0; out && i < n && i < gs_cluster_node_count(st->cluster); i++) {
+        if (!(sp->nodes_ok[i / 64] >> (i % 64) & 1))
+            continue;
+        const char *name = gs_cluster_node_name(st->cluster, i);
+        size_t k = strlen(name);
+        if (len + k + 2 > cap) {
+            char *m = realloc(out, cap = (len + k + 2) * 2);
+            if (!m)
+                free(out);
+            out = m;
+        }
+        if (out)
+            len += (size_t)sprintf(out + len, len ? ",%s" : "%s", name);
+    }
+    return out;
+}
+
+int gsd_nodes_ok_read(const struct gsd_state *st, const char *names, struct gs_pod_spec *sp)
+{
+    size_t n = gs_cluster_node_count(st->cluster);
+    uint64_t *ok = calloc((n + 63) / 64 + 1, sizeof(*ok));
+    if (!ok)
+        return -ENOMEM;
+    for (const char *c = names; *c;) {
+        size_t k = strcspn(c, ",");
+        char name[GS_NAME_MAX];
+        snprintf(name, sizeof(name), "%.*s", (int)(k < sizeof(name) ? k : 0), c);
+        int i = name[0] ? gs_cluster_find(st->cluster, name) : -1;
+        if (i >= 0 && (size_t)i < n)
+            ok[i / 64] |= 1ull << (i % 64);
+        c += k + (c[k] == ',');
+    }
+    free((void *)sp->nodes_ok);
+    sp->nodes_ok = ok;
+    sp->nodes_ok_n = (uint32_t)n;
+    return 0;
+}
+
 void gsd_pod_nominate(struct gsd_state *st, struct gsd_pod *p)
 {
     if (p->nominated)
@@ -808,6 +852,10 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         p->spec = spec;
         history(p);
         pod_names(st, p);
+        if (sp->nodes_ok) /* nominated: still only where kube-scheduler's filters let it */
+            rc = gsd_nodes_ok_read(st, sp->nodes_ok, &p->spec);
+    }
+    if (rc == 0) {
         rc = gsd_sched_submit(st, p, &e);
         if (rc == -EINVAL) { /* the policy now refuses it: it stays, held back, saying why */
             gsd_pod_reason(p, "%s", e.msg);

@@ -342,6 +342,15 @@ void gsd_pod_nominate(struct gsd_state *st, struct gsd_pod *p);
  * the caller's to touch. */
 void gsd_pod_unnominate(struct gsd_state *st, struct gsd_pod *p);
 
+/*
+ * gsd_nodes_ok_text() - the names of the nodes @sp may use (sp->nodes_ok), comma-separated, as
+ * the store keeps them (malloc'd, caller frees); NULL when it has no set or out of memory.
+ * gsd_nodes_ok_read() - @names back into sp->nodes_ok, by the inventory now (a name it no longer
+ * lists is left out; the set covers the nodes it lists now). Return: 0; -ENOMEM.
+ */
+char *gsd_nodes_ok_text(const struct gsd_state *st, const struct gs_pod_spec *sp);
+int gsd_nodes_ok_read(const struct gsd_state *st, const char *names, struct gs_pod_spec *sp);
+
 /* gsd_pod_allocated() - @p holds its cards but kube-scheduler has not bound it yet. */
 static inline int gsd_pod_allocated(const struct gsd_pod *p)
 {

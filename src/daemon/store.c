@@ -65,7 +65,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 12
+#define SCHEMA_VERSION 13
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -104,6 +104,8 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     "ALTER TABLE podgroups ADD COLUMN min_task_member TEXT NOT NULL DEFAULT '{}';",
     /* the API server's (0 before: not known, kept until deleted here as one posted is) */
     "ALTER TABLE podgroups ADD COLUMN kube INTEGER NOT NULL DEFAULT 0;",
+    /* a nominated pod's nodes, those kube-scheduler's filters passed (NULL before: any) */
+    "ALTER TABLE pods ADD COLUMN nodes_ok TEXT;",
 };
 
 static const char schema[] =
@@ -186,7 +188,7 @@ static const char *const sql[Q_COUNT] = {
     [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0,"
                       " evictions = ?3, first_start_us = ?4, charged = ?5, saved_us = ?6,"
                       " last_eviction = ?7, last_eviction_us = ?8 WHERE id = ?1",
-    [Q_POD_SOURCE] = "UPDATE pods SET source = ?2 WHERE id = ?1",
+    [Q_POD_SOURCE] = "UPDATE pods SET source = ?2, nodes_ok = ?3 WHERE id = ?1",
     [Q_POD_EVICTING] = "UPDATE pods SET state = 2, node = ?2, reason = ?3 WHERE id = ?1",
     [Q_POD_DELETE] = "DELETE FROM pods WHERE id = ?1",
     [Q_ASSIGN] = "INSERT INTO assignments(pod_id, node, gpu, milli, mig_start)"
@@ -573,11 +575,15 @@ int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t 
     return step(s, Q_POD_UNSTART) ? -EIO : ledger_close(s, p, end_us);
 }
 
-int gsd_store_pod_nominated(struct gsd_store *s, const struct gsd_pod *p)
+int gsd_store_pod_nominated(struct gsd_store *s, const struct gsd_pod *p, const char *nodes)
 {
     sqlite3_stmt *q = s->q[Q_POD_SOURCE];
     sqlite3_bind_int64(q, 1, p->id);
     sqlite3_bind_int(q, 2, p->nominated ? STORED_NOMINATED : p->source);
+    if (nodes)
+        sqlite3_bind_text(q, 3, nodes, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(q, 3);
     return step(s, Q_POD_SOURCE) ? -EIO : 0;
 }
 
@@ -829,10 +835,12 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
     const unsigned char *last = sqlite3_column_text(q, 27);
     p->last_eviction = last && last[0] ? strdup((const char *)last) : NULL;
     p->last_eviction_us = sqlite3_column_int64(q, 28);
+    const unsigned char *ok = sqlite3_column_text(q, 29);
+    sp->nodes_ok = ok && p->nominated ? strdup((const char *)ok) : NULL;
     p->pl.node = -1;
     p->mig_start = -1;
     return p->meta && (p->body || !body || !body[0]) && (p->last_eviction || !last || !last[0]) &&
-                   (p->reason || !reason || !reason[0])
+                   (p->reason || !reason || !reason[0]) && (sp->nodes_ok || !ok || !p->nominated)
                ? 0
                : -ENOMEM;
 }
@@ -868,7 +876,8 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
                                   " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores,"
                                   " priority, source, state, node, reason, submit_us, start_us,"
                                   " mig_profile, spec, evictions, first_start_us, charged,"
-                                  " saved_us, last_eviction, last_eviction_us FROM pods"
+                                  " saved_us, last_eviction, last_eviction_us, nodes_ok"
+                                  " FROM pods"
                                   " ORDER BY seq",
                                   -1, &q, NULL) != SQLITE_OK)
         rc = fail(s, "load pods");
@@ -888,6 +897,7 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
         } else {
             gsd_pod_strings_free(&sp.pod);
         }
+        free(sp.nodes_ok);
     }
     sqlite3_finalize(q);
     free(cards);

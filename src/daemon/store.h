@@ -47,8 +47,10 @@ int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char
                         const char *model);
 /* gsd_store_pod_unstart() - a running pod goes back to pending (its node vanished). */
 int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us);
-/* gsd_store_pod_nominated() - @p's nominated flag (state.h), as it is now. Return: 0; -EIO. */
-int gsd_store_pod_nominated(struct gsd_store *s, const struct gsd_pod *p);
+/* gsd_store_pod_nominated() - @p's nominated flag (state.h), as it is now, and @nodes, the names
+ * of the nodes it may use (comma-separated; NULL any: not nominated, or no set). Return: 0;
+ * -EIO. */
+int gsd_store_pod_nominated(struct gsd_store *s, const struct gsd_pod *p, const char *nodes);
 /* gsd_store_pod_evicting() - a running pod bound through Kubernetes is evicted at @end_us: its
  * ledger row closes and its cards go, the row stays in state GSD_EVICTING on its node @node
  * (with p->reason) until the API server says it is gone. Return: 0; -EIO. */
@@ -124,6 +126,8 @@ int gsd_store_ledger(struct gsd_store *s, const char *tenant,
 struct gsd_stored {
     struct gsd_pod pod; /* meta and body are owned by the callback once called */
     char node[GS_NAME_MAX];
+    char *nodes_ok; /* a nominated pod's gsd_store_pod_nominated() @nodes, or NULL: freed by
+                     * gsd_store_load() after the callback */
 };
 /*
  * gsd_store_load() - call @fn for every stored pod in seq order, with its cards in pod.pl

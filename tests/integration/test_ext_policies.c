@@ -664,6 +664,23 @@ static void test_nominated_within_offered(void **state)
     assert_int_equal(json_object_size(json_object_get(r, "NodeNameToMetaVictims")), 0);
     json_decref(r);
     free(top);
+    /* the nodes offered outlive a restart: a pod nominated with no room on them is not placed
+     * on another node that frees up after it, only on one of them */
+    h_request(&d, "DELETE", "/v1/pods/team-a/top", TOKEN_ADMIN, NULL, 200);
+    state_is(&d, "dear", "running"); /* back on n-a100-1 */
+    char *late = a100_pod("late", 8, NULL, NULL);
+    fails_on(&d, late, one, 1, "n-a100-1", "Insufficient nvidia.com/gpu");
+    free(late);
+    state_is(&d, "late", "pending");
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    h_request(&d, "DELETE", "/v1/pods/team-a/cheap", TOKEN_ADMIN, NULL, 200);
+    state_is(&d, "late", "pending");
+    h_request(&d, "DELETE", "/v1/pods/team-a/dear", TOKEN_ADMIN, NULL, 200);
+    state_is(&d, "late", "allocated");
+    v = h_pod_get(&d, "team-a", "late");
+    assert_string_equal(json_string_value(json_object_get(v, "node")), "n-a100-1");
+    json_decref(v);
     stop(&d);
 }
 
