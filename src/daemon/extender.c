@@ -1752,7 +1752,11 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
                                "bind with its mates"
                              : "pod nominated: kube-scheduler found no node, gpusched's scheduler "
                                "takes it",
-            "pod", key, "state", p->state == GSD_RUNNING ? "running" : "pending", NULL);
+            "pod", key, "state",
+            gsd_pod_allocated(p)      ? "allocated"
+            : p->state == GSD_RUNNING ? "running"
+                                      : "pending",
+            NULL);
     return 0;
 }
 

@@ -265,7 +265,8 @@ static void log_pod(const char *msg, const struct gsd_state *st, const struct gs
         if (p->pl.gpu_mask & (1u << g))
             off += snprintf(gpus + off, sizeof(gpus) - (size_t)off, off ? ",%d" : "%d", g);
     snprintf(milli, sizeof(milli), "%u", p->pl.gpu_mask ? p->pl.gpu_milli : 0);
-    gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state", "running", "node",
+    gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state",
+            gsd_pod_allocated(p) ? "allocated" : "running", "node",
             gs_cluster_node_name(st->cluster, (size_t)p->pl.node), "gpus", gpus, "gpu_milli", milli,
             p->mig[0] ? "mig" : NULL, p->mig, NULL);
 }

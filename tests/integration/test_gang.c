@@ -807,9 +807,9 @@ static void stored_group(struct daemon *d, const char *name, char *path, size_t 
 
 /* Store schema 7 adds a PodGroup's minResources, schema 8 its members completed, schema 9 the pod
  * count of its minResources, schema 10 a pod's last eviction, schema 11 its minTaskMember, schema
- * 12 whether the API server holds it: a schema 6 store (the tables as schema 6 made them) is
- * brought forward, its PodGroup read as naming none, with none completed and not the API
- * server's, and its member placed at once. */
+ * 12 whether the API server holds it, schema 13 a nominated pod's nodes: a schema 6 store (the
+ * tables as schema 6 made them) is brought forward, its PodGroup read as naming none, with none
+ * completed and not the API server's, and its member placed at once. */
 static void test_store_schema6(void **state)
 {
     (void)state;
@@ -830,6 +830,7 @@ static void test_store_schema6(void **state)
                                   "ALTER TABLE podgroups DROP COLUMN seq;"
                                   "ALTER TABLE podgroups DROP COLUMN min_task_member;"
                                   "ALTER TABLE podgroups DROP COLUMN kube;"
+                                  "ALTER TABLE pods DROP COLUMN nodes_ok;"
                                   "UPDATE meta SET value = 6 WHERE key = 'schema';",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -854,7 +855,7 @@ static void test_store_schema6(void **state)
                                   first_cell, row, NULL),
                      SQLITE_OK);
     /* the last schema; no minResources, none completed, no minTaskMember, not the API server's */
-    assert_string_equal(row, "12 0 0 {} 0");
+    assert_string_equal(row, "13 0 0 {} 0");
     sqlite3_close(db);
     h_cleanup(&d);
 }
