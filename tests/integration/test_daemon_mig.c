@@ -386,17 +386,18 @@ static void test_old_store(void **state)
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT (SELECT value FROM meta WHERE key = 'schema'),"
                                         " evictions, first_start_us IS NULL, charged, saved_us,"
-                                        " last_eviction || last_eviction_us"
+                                        " last_eviction || last_eviction_us, nodes_ok IS NULL"
                                         " FROM pods WHERE name = 'old'",
                                         -1, &q, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 12);
+    assert_int_equal(sqlite3_column_int(q, 0), 13);
     assert_int_equal(sqlite3_column_int(q, 1), 0);
     assert_int_equal(sqlite3_column_int(q, 2), 1);
     assert_int_equal(sqlite3_column_int(q, 3), 0);
     assert_int_equal(sqlite3_column_int(q, 4), 0); /* nothing saved by checkpoints (schema 8) */
     assert_string_equal((const char *)sqlite3_column_text(q, 5), "0"); /* no eviction (10) */
+    assert_int_equal(sqlite3_column_int(q, 6), 1);                     /* any node (13) */
     sqlite3_finalize(q);
     sqlite3_close(db);
     assert_int_equal(h_start(&d), 0); /* the last schema now: opens as it is */
