@@ -1706,7 +1706,11 @@ int gsd_extender_gone(struct gsd_state *st, const json_t *gone)
         struct gsd_pod *p = uid ? bound_pod(st, key, uid) : NULL;
         if (!p)
             continue;
-        gsd_log("info", "pod deleted or finished in Kubernetes: cards released", "pod", key, NULL);
+        gsd_log("info",
+                p->state == GSD_PENDING
+                    ? "pod deleted or finished in Kubernetes: forgotten (it held no cards)"
+                    : "pod deleted or finished in Kubernetes: cards released",
+                "pod", key, NULL);
         if (done ? succeeded(st, p) : gsd_pod_cancel(st, p))
             return -EIO;
         n++;
