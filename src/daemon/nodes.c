@@ -81,6 +81,13 @@ static int requeue_unbound(struct gsd_state *st, size_t i)
     return rc ? rc : gsd_sched_take(st);
 }
 
+/* Tell the scheduler node @i is not ready, evicting as evicts() says. Return: 0; -ENOMEM. */
+static int went_not_ready(struct gsd_state *st, size_t i)
+{
+    int evict = evicts(st, i), rc = tell(st, i, -1, 0, evict);
+    return rc || evict ? rc : requeue_unbound(st, i);
+}
+
 static int store_node(struct gsd_state *st, size_t i)
 {
     if (!gsd_store_node_put(st->store, gs_cluster_node_name(st->cluster, i), st->health[i].ready,
@@ -144,9 +151,7 @@ int gsd_health_init(struct gsd_state *st, const uint8_t *api_down)
                     "Node object", NULL);
         st->not_ready += !gsd_node_ready(&st->health[i]);
         if (!gsd_node_ready(&st->health[i])) /* a pod stored running there waits too */
-            rc = evicts(st, i) ? tell(st, i, -1, 0, 1) : tell(st, i, -1, 0, 0);
-        if (!rc && !gsd_node_ready(&st->health[i]) && !evicts(st, i))
-            rc = requeue_unbound(st, i);
+            rc = went_not_ready(st, i);
         for (int g = 0; !rc && g < GS_GPUS_MAX; g++)
             if (st->health[i].bad_mask & (1u << g))
                 rc = tell(st, i, g, 0, 0);
@@ -171,10 +176,7 @@ static int set_ready(struct gsd_state *st, size_t i, int agent, int api)
         gsd_log(now ? "info" : "warn", now ? "node ready" : "node not ready", "node",
                 gs_cluster_node_name(st->cluster, i), "by", "Node object", NULL);
     st->not_ready += now ? (size_t)-1 : 1;
-    int evict = evicts(st, i);
-    if (tell(st, i, -1, now, evict))
-        return -ENOMEM;
-    return !now && !evict && requeue_unbound(st, i) ? -ENOMEM : 0;
+    return (now ? tell(st, i, -1, 1, 1) : went_not_ready(st, i)) ? -ENOMEM : 0;
 }
 
 int gsd_health_api(struct gsd_state *st, size_t i, int ready)

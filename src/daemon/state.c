@@ -15,6 +15,7 @@
 #include "nodes.h"
 #include "preempt.h"
 #include "queue.h"
+#include "textbuf.h"
 #include "snapshot.h"
 #include "store.h"
 
@@ -183,25 +184,16 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
 
 char *gsd_nodes_ok_text(const struct gsd_state *st, const struct gs_pod_spec *sp)
 {
-    size_t n = sp->nodes_ok ? sp->nodes_ok_n : 0, len = 0, cap = 64;
-    char *out = sp->nodes_ok ? malloc(cap) : NULL;
-    if (out)
-        out[0] = '\0';
-    for (size_t i = 0; out && i < n && i < gs_cluster_node_count(st->cluster); i++) {
-        if (!(sp->nodes_ok[i / 64] >> (i % 64) & 1))
-            continue;
-        const char *name = gs_cluster_node_name(st->cluster, i);
-        size_t k = strlen(name);
-        if (len + k + 2 > cap) {
-            char *m = realloc(out, cap = (len + k + 2) * 2);
-            if (!m)
-                free(out);
-            out = m;
-        }
-        if (out)
-            len += (size_t)sprintf(out + len, len ? ",%s" : "%s", name);
-    }
-    return out;
+    if (!sp->nodes_ok)
+        return NULL;
+    struct gsd_text t = {.max = SIZE_MAX / 2};
+    gsd_text_put(&t, "", 0); /* "" for a set of none */
+    for (size_t i = 0; i < sp->nodes_ok_n && i < gs_cluster_node_count(st->cluster); i++)
+        if (sp->nodes_ok[i / 64] >> (i % 64) & 1)
+            gsd_text_printf(&t, t.len ? ",%s" : "%s", gs_cluster_node_name(st->cluster, i));
+    if (t.full)
+        free(t.s);
+    return t.full ? NULL : t.s;
 }
 
 int gsd_nodes_ok_read(const struct gsd_state *st, const char *names, struct gs_pod_spec *sp)
