@@ -94,6 +94,17 @@ void gs_cluster_free(struct gs_cluster *c);
  */
 int gs_cluster_add_node(struct gs_cluster *c, const struct gs_node_spec *spec, struct gs_diag *d);
 
+/*
+ * gs_cluster_reshape_node() - node @i (0..count-1) made again as @spec says, under its name,
+ * all of it free: the caller has taken every pod off it first (a node taken in before its cards
+ * were known, a Kubernetes Node whose device plugin registers after kubelet).
+ * Return: 0; -ENOENT when @i is out of range; -EINVAL with @d set (@spec names another node, or
+ * as gs_cluster_add_node()); -ENOMEM or -E2BIG for a zone not held before. Nothing changes
+ * unless it returns 0. Complexity: O(nodes).
+ */
+int gs_cluster_reshape_node(struct gs_cluster *c, size_t i, const struct gs_node_spec *spec,
+                            struct gs_diag *d);
+
 /* gs_cluster_node_count() - number of nodes. */
 size_t gs_cluster_node_count(const struct gs_cluster *c);
 

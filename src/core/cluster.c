@@ -166,14 +166,16 @@ static int zone_id(struct gs_cluster *c, const char *zone)
     return (int)c->nzones++;
 }
 
-static int check_spec(const struct gs_cluster *c, const struct gs_node_spec *s, struct gs_diag *d)
+/* Is @s a node @c may hold: as node @self (its name kept), or, @self < 0, as a new one. */
+static int check_spec(const struct gs_cluster *c, const struct gs_node_spec *s, int self,
+                      struct gs_diag *d)
 {
     const char *nm = s->name ? s->name : "";
     size_t len = strlen(nm);
     if (len == 0 || len >= GS_NAME_MAX)
         return gs_diag_error(d, "node name must be 1..%d bytes", GS_NAME_MAX - 1);
-    if (gs_cluster_find(c, nm) >= 0)
-        return gs_diag_error(d, "node %s: duplicate name", nm);
+    if (gs_cluster_find(c, nm) != (self < 0 ? -ENOENT : self))
+        return gs_diag_error(d, "node %s: %s", nm, self < 0 ? "duplicate name" : "not that node");
     if (s->zone && strlen(s->zone) >= GS_NAME_MAX)
         return gs_diag_error(d, "node %s: zone name longer than %d bytes", nm, GS_NAME_MAX - 1);
     if (s->cpu_milli <= 0 || s->memory_mib <= 0)
@@ -189,26 +191,16 @@ static int check_spec(const struct gs_cluster *c, const struct gs_node_spec *s, 
             s->nvlink_group[i] != GS_NO_GROUP)
             return gs_diag_error(d, "node %s: GPU %d: NVLink group index out of range", nm, i);
     }
-    if (c->n >= GS_NODES_MAX)
+    if (self < 0 && c->n >= GS_NODES_MAX)
         return gs_diag_error_code(d, -E2BIG, "more than %d nodes", GS_NODES_MAX);
     return 0;
 }
 
-int gs_cluster_add_node(struct gs_cluster *c, const struct gs_node_spec *s, struct gs_diag *d)
+/* Node @n as @s gives it, in zone @zone, all of it free; @c's card count and models follow. */
+static void fill_node(struct gs_cluster *c, struct gs_node *n, const struct gs_node_spec *s,
+                      int zone)
 {
-    int rc = check_spec(c, s, d);
-    if (rc < 0)
-        return rc;
-    int zone = zone_id(c, s->zone);
-    if (zone < 0)
-        return gs_diag_error_code(d, zone, "node %s: cannot add zone", s->name);
-    struct gs_node *grown = gs_grow(c->nodes, &c->cap, c->n + 1, sizeof(*grown), 64);
-    if (!grown)
-        return -ENOMEM;
-    c->nodes = grown;
-    if ((c->n + 1) * 2 > c->index_cap && index_grow(c) < 0)
-        return -ENOMEM;
-    struct gs_node *n = &c->nodes[c->n];
+    c->gpus -= n->ngpu;
     memset(n, 0, sizeof(*n));
     snprintf(n->name, sizeof(n->name), "%s", s->name);
     n->zone = (uint16_t)zone;
@@ -228,14 +220,51 @@ int gs_cluster_add_node(struct gs_cluster *c, const struct gs_node_spec *s, stru
     for (int i = 0; i < n->ngpu; i++)
         t = ((t ^ n->pcie[i]) * 16777619u ^ n->nvlink[i]) * 16777619u;
     n->topo = t;
+    c->gpus += n->ngpu;
+    c->model_mask = 0;
+    for (size_t i = 0; i < c->n; i++)
+        c->model_mask |= c->nodes[i].ngpu ? 1u << c->nodes[i].model : 0;
+    if (n->ngpu) /* a node being added is not counted in c->n yet */
+        c->model_mask |= 1u << n->model;
+}
+
+int gs_cluster_add_node(struct gs_cluster *c, const struct gs_node_spec *s, struct gs_diag *d)
+{
+    int rc = check_spec(c, s, -1, d);
+    if (rc < 0)
+        return rc;
+    int zone = zone_id(c, s->zone);
+    if (zone < 0)
+        return gs_diag_error_code(d, zone, "node %s: cannot add zone", s->name);
+    struct gs_node *grown = gs_grow(c->nodes, &c->cap, c->n + 1, sizeof(*grown), 64);
+    if (!grown)
+        return -ENOMEM;
+    c->nodes = grown;
+    if ((c->n + 1) * 2 > c->index_cap && index_grow(c) < 0)
+        return -ENOMEM;
+    struct gs_node *n = &c->nodes[c->n];
+    n->ngpu = 0; /* nothing to take off the card count */
+    fill_node(c, n, s, zone);
     size_t h = hash_str(n->name) & (c->index_cap - 1);
     while (c->index[h] >= 0)
         h = (h + 1) & (c->index_cap - 1);
     c->index[h] = (int32_t)c->n;
-    c->gpus += n->ngpu;
-    if (n->ngpu)
-        c->model_mask |= 1u << n->model;
     return (int)c->n++;
+}
+
+int gs_cluster_reshape_node(struct gs_cluster *c, size_t i, const struct gs_node_spec *s,
+                            struct gs_diag *d)
+{
+    if (i >= c->n)
+        return gs_diag_error_code(d, -ENOENT, "node %zu: no such node", i);
+    int rc = check_spec(c, s, (int)i, d);
+    if (rc < 0)
+        return rc;
+    int zone = zone_id(c, s->zone);
+    if (zone < 0)
+        return gs_diag_error_code(d, zone, "node %s: cannot add zone", s->name);
+    fill_node(c, &c->nodes[i], s, zone);
+    return 0;
 }
 
 size_t gs_cluster_node_count(const struct gs_cluster *c)

@@ -201,6 +201,12 @@ int gsd_agent_topology(const struct gsd_state *st, size_t i, struct gs_node_temp
     return 1;
 }
 
+int gsd_agent_cards_agree(const struct gsd_state *st, size_t i, const struct gs_node_info *ni)
+{
+    const json_t *reg = st->agents && i < st->agents->n ? st->agents->a[i].reg : NULL;
+    return !reg || same_cards(ni, reg);
+}
+
 int gsd_agents_apply(struct gsd_state *st)
 {
     int rc = 0;

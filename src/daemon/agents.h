@@ -31,6 +31,7 @@
 
 struct gs_node_template;
 struct gsd_podspec;
+struct gs_node_info;
 struct gsd_req;
 struct gsd_state;
 
@@ -39,6 +40,9 @@ int gsd_agents_init(struct gsd_state *st);
 /* gsd_agents_apply() - tell a new scheduler (a reload) the topology each registered node
  * reported. Return: 0; -ENOMEM. */
 int gsd_agents_apply(struct gsd_state *st);
+/* gsd_agent_cards_agree() - whether node @i's agent registered the cards @ni gives (as many, of
+ * its model), or registered none: 1; else 0. */
+int gsd_agent_cards_agree(const struct gsd_state *st, size_t i, const struct gs_node_info *ni);
 /* gsd_agent_topology() - the topology node @i's agent registered, in place of template @tp's
  * (its pcieDomains, nvlinkGroups and nvlinks overwritten): 1; 0 when it registered none (@tp
  * unchanged). */

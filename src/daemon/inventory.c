@@ -24,23 +24,19 @@ static int is_yaml(const char *path)
            (n > 4 && !strcasecmp(path + n - 4, ".yml"));
 }
 
-/* Node @r (in zone @zone, "" none; with taints @tn[@ntn]) onto @s: on a template of its shape,
- * made on first use with its model's default topology. */
-static int add_row(struct gs_scenario *s, const struct gs_trace_node *r, const char *zone,
-                   const struct gs_taint *tn, int ntn, const char *origin, size_t cap)
+/* The template of node @r's shape in @s, made (from @origin, with its model's default topology)
+ * when none is yet. Return: its index; -E2BIG when @cap are held already. */
+static int template_of(struct gs_scenario *s, const struct gs_trace_node *r, const char *origin,
+                       size_t cap)
 {
     struct gs_policy *p = &s->policy;
     size_t t = 0;
-    struct gs_taint *v = ntn ? realloc(p->taints, (p->ntaints + (size_t)ntn) * sizeof(*v)) : NULL;
-    if (ntn && !v)
-        return -ENOMEM;
-    p->taints = ntn ? v : p->taints;
     while (t < p->ntemplates &&
            (p->templates[t].model != (r->gpus ? r->model : GS_UNSET) ||
             p->templates[t].gpus != r->gpus || p->templates[t].cpu_milli != r->cpu_milli ||
             p->templates[t].memory_mib != r->memory_mib || p->templates[t].max_pods != r->pods))
         t++;
-    if (p->nnodes == cap || t == cap)
+    if (t == cap)
         return -E2BIG;
     if (t == p->ntemplates) {
         struct gs_node_template *tp = &p->templates[p->ntemplates++];
@@ -53,10 +49,26 @@ static int add_row(struct gs_scenario *s, const struct gs_trace_node *r, const c
         gs_topology_default(r->model, r->gpus, tp->pcie_domain, tp->nvlink_group);
         snprintf(tp->src.file, sizeof(tp->src.file), "%s", origin);
     }
+    return (int)t;
+}
+
+/* Node @r (in zone @zone, "" none; with taints @tn[@ntn]) onto @s, on the template of its
+ * shape: @s has room for one more node, and @cap templates. */
+static int add_row(struct gs_scenario *s, const struct gs_trace_node *r, const char *zone,
+                   const struct gs_taint *tn, int ntn, const char *origin, size_t cap)
+{
+    struct gs_policy *p = &s->policy;
+    struct gs_taint *v = ntn ? realloc(p->taints, (p->ntaints + (size_t)ntn) * sizeof(*v)) : NULL;
+    if (ntn && !v)
+        return -ENOMEM;
+    p->taints = ntn ? v : p->taints;
+    int t = template_of(s, r, origin, cap);
+    if (t < 0)
+        return t;
     struct gs_scn_node *n = &p->nodes[p->nnodes++];
     memcpy(n->name, r->name, sizeof(n->name));
     snprintf(n->zone, sizeof(n->zone), "%s", zone);
-    n->template_index = (int)t;
+    n->template_index = t;
     n->taint_first = (int32_t)p->ntaints;
     n->ntaints = ntn;
     for (int i = 0; i < ntn; i++)
@@ -343,26 +355,58 @@ static int add_node(struct gs_scenario *s, const json_t *node, size_t cap, int *
     return rc == -E2BIG ? gs_diag_error(d, "Node %s: too many nodes", r.name) : rc;
 }
 
+/* Node @r in @zone as the lookup cluster takes it: its model's default topology in @pcie and
+ * @nvlink (the caller's). */
+static struct gs_node_spec spec_of(const struct gs_trace_node *r, const char *zone,
+                                   uint8_t pcie[GS_GPUS_MAX], uint8_t nvlink[GS_GPUS_MAX])
+{
+    gs_topology_default(r->model, r->gpus, pcie, nvlink);
+    return (struct gs_node_spec){
+        r->name, zone, r->gpus ? r->model : 0, r->gpus, r->cpu_milli, r->memory_mib, pcie, nvlink};
+}
+
+/* Room in @p for @more templates, the new ones zeroed. Return: 0; -ENOMEM (nothing changed). */
+static int templates_room(struct gs_policy *p, size_t more)
+{
+    struct gs_node_template *t = realloc(p->templates, (p->ntemplates + more) * sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    p->templates = t;
+    memset(&p->templates[p->ntemplates], 0, more * sizeof(*t));
+    return 0;
+}
+
 int gsd_inventory_append(struct gs_scenario *inv, struct gs_cluster *c,
                          const struct gs_trace_node *r, const char *zone,
                          const struct gs_taint *taints, int ntaints, struct gs_diag *d)
 {
     struct gs_policy *p = &inv->policy;
     uint8_t pcie[GS_GPUS_MAX], nvlink[GS_GPUS_MAX];
-    gs_topology_default(r->model, r->gpus, pcie, nvlink);
-    struct gs_node_spec spec = {
-        r->name, zone, r->gpus ? r->model : 0, r->gpus, r->cpu_milli, r->memory_mib, pcie, nvlink};
+    struct gs_node_spec spec = spec_of(r, zone, pcie, nvlink);
     int rc = gs_cluster_add_node(c, &spec, d);
     if (rc < 0) /* nothing changed */
         return rc;
-    size_t cap = (p->nnodes > p->ntemplates ? p->nnodes : p->ntemplates) + 1;
-    struct gs_scn_node *nodes = realloc(p->nodes, cap * sizeof(*nodes));
+    struct gs_scn_node *nodes = realloc(p->nodes, (p->nnodes + 1) * sizeof(*nodes));
     p->nodes = nodes ? nodes : p->nodes;
-    struct gs_node_template *t = nodes ? realloc(p->templates, cap * sizeof(*t)) : NULL;
-    p->templates = t ? t : p->templates;
-    if (t)
-        memset(&p->templates[p->ntemplates], 0, (cap - p->ntemplates) * sizeof(*t));
-    return t ? add_row(inv, r, zone, taints, ntaints, "kubernetes", cap) : -ENOMEM;
+    if (!nodes || templates_room(p, 1))
+        return -ENOMEM;
+    return add_row(inv, r, zone, taints, ntaints, "kubernetes", p->ntemplates + 1);
+}
+
+int gsd_inventory_reshape(struct gs_scenario *inv, struct gs_cluster *c, size_t i,
+                          const struct gs_trace_node *r, const char *zone, struct gs_diag *d)
+{
+    struct gs_policy *p = &inv->policy;
+    uint8_t pcie[GS_GPUS_MAX], nvlink[GS_GPUS_MAX];
+    struct gs_node_spec spec = spec_of(r, zone, pcie, nvlink);
+    int rc = i < p->nnodes ? gs_cluster_reshape_node(c, i, &spec, d) : -ENOENT;
+    if (rc) /* nothing changed */
+        return rc;
+    if (templates_room(p, 1))
+        return -ENOMEM;
+    p->nodes[i].template_index = template_of(inv, r, "kubernetes", p->ntemplates + 1);
+    snprintf(p->nodes[i].zone, sizeof(p->nodes[i].zone), "%s", zone);
+    return 0;
 }
 
 /* The Nodes of @k onto @s; *@down (free()) 1 for each not Ready. */

@@ -72,4 +72,15 @@ int gsd_inventory_append(struct gs_scenario *inv, struct gs_cluster *c,
                          const struct gs_trace_node *r, const char *zone,
                          const struct gs_taint *taints, int ntaints, struct gs_diag *d);
 
+/*
+ * gsd_inventory_reshape() - inventory node @i (0..count-1) made again as Node @r in @zone says
+ * (its name kept): in the lookup cluster @c (gs_cluster_reshape_node()) and in @inv, on a
+ * template of its new shape, made when new, with its model's default topology. The caller has
+ * made sure no pod is on it. Return: 0, and @inv's templates may have moved: a scheduler reading
+ * them must be made again; -ENOENT (@i out of range), -EINVAL with @d (@c refuses it): nothing
+ * changed; -ENOMEM (@c holds the new shape and @inv the old: the caller cannot go on).
+ */
+int gsd_inventory_reshape(struct gs_scenario *inv, struct gs_cluster *c, size_t i,
+                          const struct gs_trace_node *r, const char *zone, struct gs_diag *d);
+
 #endif

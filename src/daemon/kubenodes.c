@@ -17,6 +17,7 @@
 #include "gpusched/scenario.h"
 #include "gpusched/trace.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,10 +85,17 @@ static int take(struct gsd_state *st, const json_t *node, int deleted)
         gsd_log(st->failed ? "error" : "warn", "Node's taints not taken", "node", r.name, "error",
                 d.msg, NULL);
     int same = same_shape(st, (size_t)i, &r, zone);
+    if (!same) { /* cards told after the Node joins: taken in while no pod is there */
+        int rc = gsd_state_reshape_node(st, (size_t)i, &r, zone, &d);
+        same = !rc;
+        if (rc && rc != -EBUSY)
+            gsd_log(st->failed ? "error" : "warn", "Node's new shape not taken", "node", r.name,
+                    "error", d.msg, NULL);
+    }
     if (!same && !st->health[i].reshaped)
         gsd_log("warn",
-                "Node changed its cards, CPU, memory, pods or zone: placed as it was until "
-                "gpuschedd starts again",
+                "Node changed its cards, CPU, memory, pods or zone while pods are on it (or its "
+                "agent registered other cards): placed as it was until gpuschedd starts again",
                 "node", r.name, NULL);
     st->health[i].reshaped = (uint8_t)!same;
     gsd_snap_node_touch(st, (size_t)i);

@@ -87,11 +87,22 @@ static int node_fill(struct gsd_snaps *s, const struct gsd_state *st, size_t i)
     return s->names[i] ? 0 : -ENOMEM;
 }
 
+/* Whether node @i's model or cards in @s are no longer the inventory's (gsd_state_reshape_node()).
+ */
+static int node_moved(const struct gsd_snaps *s, const struct gsd_state *st, size_t i)
+{
+    struct gs_node_info ni;
+    gs_cluster_node_info(st->cluster, i, &ni);
+    return s->models[i] != ni.model || s->gpus[i] != ni.gpus;
+}
+
 int gsd_snap_nodes(struct gsd_state *st)
 {
     struct gsd_snaps *s = st->snaps;
-    size_t n = gs_cluster_node_count(st->cluster);
-    if (!s || n <= s->nnames)
+    size_t n = gs_cluster_node_count(st->cluster), moved = 0;
+    for (size_t i = 0; s && i < s->nnames && i < n; i++)
+        moved += (size_t)node_moved(s, st, i);
+    if (!s || (n <= s->nnames && !moved))
         return 0;
     const char **names = calloc(n, sizeof(*names));
     int *models = calloc(n, sizeof(int)), *gpus = calloc(n, sizeof(int));
@@ -116,6 +127,17 @@ int gsd_snap_nodes(struct gsd_state *st)
     s->names = names;
     s->models = models;
     s->gpus = gpus;
+    for (size_t i = 0; moved && i < s->nnames; i++)
+        if (node_moved(s, st, i)) { /* its name stays; its model, cards and record anew */
+            struct gs_node_info ni;
+            gs_cluster_node_info(st->cluster, i, &ni);
+            models[i] = ni.model;
+            gpus[i] = ni.gpus;
+            if (!mark[i]) {
+                mark[i] = 1;
+                s->marked[s->nmarked++] = i;
+            }
+        }
     int rc = 0;
     for (size_t i = s->nnames; i < n && !rc; i++) {
         if ((rc = node_fill(s, st, i)) != 0)

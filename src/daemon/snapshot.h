@@ -164,8 +164,9 @@ struct gsd_snaps;
 
 /* gsd_snap_init() - begin publishing @st (attaches st->snaps). Return: 0; -ENOMEM. */
 int gsd_snap_init(struct gsd_state *st);
-/* gsd_snap_nodes() - the nodes added to the inventory since, into the next snapshot (the
- * scheduler thread). Return: 0; -ENOMEM (those not taken are tried at the next call). */
+/* gsd_snap_nodes() - the nodes added to the inventory since, and those whose model or cards
+ * changed (gsd_state_reshape_node()), into the next snapshot (the scheduler thread). Return: 0;
+ * -ENOMEM (those not taken are tried at the next call). */
 int gsd_snap_nodes(struct gsd_state *st);
 /* gsd_snap_free() - free every snapshot (none may be held) and detach. */
 void gsd_snap_free(struct gsd_state *st);

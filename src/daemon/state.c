@@ -1177,6 +1177,31 @@ int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, cons
     return 0;
 }
 
+int gsd_state_reshape_node(struct gsd_state *st, size_t i, const struct gs_trace_node *r,
+                           const char *zone, struct gs_diag *d)
+{
+    struct gs_node_info ni = {.gpus = r->gpus, .model = r->gpus ? r->model : -1};
+    if (gs_fleet_pod_count(gs_tenancy_fleet(st->sched.tn), i) || !gsd_agent_cards_agree(st, i, &ni))
+        return -EBUSY; /* the pods there hold cards of the old shape, the agent reported them */
+    int rc = gsd_inventory_reshape(st->inv, st->cluster, i, r, zone, d);
+    if (rc == -EINVAL || rc == -ENOENT)
+        return rc; /* refused: nothing changed */
+    if (!rc)
+        rc = gsd_snap_nodes(st);
+    gsd_extender_free(st); /* what it resolved of the node's cards */
+    if (!rc)
+        rc = rebuild(st, d);
+    if (rc) { /* the old scheduler reads arrays that moved: the daemon cannot go on */
+        st->failed = 1;
+        return gs_diag_error_code(d, rc, "node %s: cannot take its new shape in (%s)", r->name,
+                                  strerror(-rc));
+    }
+    char g[16];
+    snprintf(g, sizeof(g), "%d", r->gpus);
+    gsd_log("info", "node reshaped", "node", r->name, "gpus", g, NULL);
+    return 0;
+}
+
 int gsd_state_set_taints(struct gsd_state *st, size_t i, const struct gs_taint *taints, int ntaints,
                          struct gs_diag *d)
 {

@@ -215,6 +215,17 @@ int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, cons
                        const struct gs_taint *taints, int ntaints, struct gs_diag *d);
 
 /*
+ * gsd_state_reshape_node() - inventory node @i is Node @r in @zone from now on: its cards, model,
+ * CPU, memory, pods and zone as the Node now says (a Node taken in before its device plugin and
+ * GPU feature discovery told its cards), a new scheduler over it (as gsd_state_add_node() makes
+ * one). Only while no pod is on it, and its agent registered no other cards.
+ * Return: 0; -EBUSY (a pod is on it, or its agent registered other cards: nothing changed);
+ * -EINVAL or -ENOENT with @d (refused: nothing changed); -ENOMEM with @d (st->failed is set).
+ */
+int gsd_state_reshape_node(struct gsd_state *st, size_t i, const struct gs_trace_node *r,
+                           const char *zone, struct gs_diag *d);
+
+/*
  * gsd_state_set_taints() - inventory node @i has taints @taints[@ntaints] (copied) from now on
  * (its Node object's spec.taints changed, kubenodes.c): a new scheduler over them (as
  * gsd_state_add_node() makes one). Pods running there stay, whatever they tolerate

@@ -1160,6 +1160,12 @@ static void test_https_after_reload(void **state)
     "\"nvidia.com/gpu.count\":\"4\"}},\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":"        \
     "\"768Gi\",\"nvidia.com/gpu\":\"4\",\"pods\":\"" pods "\"}}}"
 
+/* Node @name as kubelet registers it, before the device plugin and GPU feature discovery tell
+ * its cards: no GPU label, no nvidia.com/gpu. */
+#define KNODE_BARE(name)                                                                           \
+    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"topology.kubernetes.io/zone\":"            \
+    "\"zone-1\"}},\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\"}}}"
+
 /* KNODE with spec.taints @taints (a JSON array's text). */
 #define KNODE_TAINTED(name, product, count, zone, taints)                                          \
     "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"" product       \
@@ -1481,6 +1487,18 @@ static int node_taints(const struct daemon *k, const char *name)
     return n;
 }
 
+/* Node @name's cards as @k's GET /v1/nodes/NAME shows them; -1 when it is not known. */
+static int node_gpus(const struct daemon *k, const char *name)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/nodes/%s", name);
+    assert_int_equal(h_call(k, "GET", path, TOKEN_A, NULL, &a), 0);
+    int n = a.status == 200 ? (int)json_integer_value(json_object_get(a.json, "gpus")) : -1;
+    h_answer_free(&a);
+    return n;
+}
+
 /* Wait (30 s at most) until node @name shows @n taints. */
 static void node_taints_become(const struct daemon *k, const char *name, int n)
 {
@@ -1612,6 +1630,26 @@ static void test_nodes_none_yet(void **state)
     assert_int_equal(h_call(&k, "GET", "/metrics", NULL, NULL, &a), 0);
     assert_int_equal(a.status, 200);
     h_answer_free(&a);
+    /* a Node joins before its cards are told (kubelet registers it, the device plugin and GPU
+     * feature discovery come later): taken in without cards, then with them while it is empty */
+    node_watch_sends(NODE_EVENT("ADDED", KNODE_BARE("gpu-late")));
+    node_becomes(&k, "gpu-late", 1);
+    assert_int_equal(node_gpus(&k, "gpu-late"), 0);
+    node_watch_sends(NODE_EVENT("MODIFIED", KNODE("gpu-late", "Tesla-T4", "4", "zone-1")));
+    for (int i = 0; i < 600 && node_gpus(&k, "gpu-late") != 4; i++)
+        usleep(50000);
+    assert_int_equal(node_gpus(&k, "gpu-late"), 4);
+    assert_true(h_log_has(&k, "msg=\"node reshaped\" node=gpu-late gpus=4"));
+    assert_string_equal(filter_on(&k, "ne-4", "gpu-late", NULL, why), "");
+    json_decref(h_verb(&k, "bind",
+                       json_pack("{s:s, s:s, s:s, s:s}", "PodName", "ne-4", "PodNamespace",
+                                 "team-a", "PodUID", "uid-ne-4", "Node", "gpu-late")));
+    pod_state_becomes(&k, "ne-4", "running");
+    /* with a pod on it, a Node's new shape waits for gpuschedd's next start */
+    node_watch_sends(NODE_EVENT("MODIFIED", KNODE("gpu-late", "Tesla-T4", "2", "zone-1")));
+    for (int i = 0; i < 600 && !h_log_has(&k, "placed as it was until gpuschedd starts again"); i++)
+        usleep(50000);
+    assert_int_equal(node_gpus(&k, "gpu-late"), 4);
     node_watch_sends("");
     assert_int_equal(h_stop(&k), 0);
     h_cleanup(&k);
