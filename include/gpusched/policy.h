@@ -249,6 +249,9 @@ struct gs_node_template {
                                                   topologyFile's NV# cells), 0 = none given */
     int32_t timeslice_replicas; /* timeSlicing.replicas: time-slice replicas a card of it
                                    offers (NVIDIA device plugin), 0 = none */
+    int32_t gpu_replicas;       /* nvidia.com/gpu devices its device plugin offers per card (HAMi's
+                                   deviceSplitCount, gpusched-agent's --replicas): the most pods one
+                                   card holds, each taking one; 0 = no such bound */
     int32_t max_pods; /* maxPods: pods a node of it runs at most (kubelet's maxPods, a Node's
                          allocatable pods), 1..GS_NODE_PODS_MAX; 0 = GS_NODE_PODS_DEFAULT */
     struct gs_scn_src src;

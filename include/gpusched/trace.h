@@ -34,7 +34,9 @@ struct gs_trace_node {
     int model; /* catalog index, -1 when gpus == 0 */
     int gpus;
     int64_t cpu_milli, memory_mib;
-    int32_t pods; /* pods it runs at most (a Node's capacity.pods), 0 = not given */
+    int32_t pods;     /* pods it runs at most (a Node's capacity.pods), 0 = not given */
+    int32_t replicas; /* nvidia.com/gpu devices per card its device plugin offers (a Node's
+                         capacity over its nvidia.com/gpu.count), 0 = one or not known */
 };
 
 #define GS_SEQ_PEERS_MAX 8

@@ -43,6 +43,7 @@ struct fnode {
     int32_t taint_class; /* gs_fleet_node_taint_class() */
     int ngpu, nfree, nshared, nmig, nsliced;
     int32_t replicas;     /* time-slice replicas per card, 0 = none */
+    int32_t split;        /* pods per card at most (gpu_replicas), 0 = no such bound */
     int mig_model;        /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
     unsigned mig_allowed; /* profiles its cards may create (GpuClusterPolicy); 0: MIG off */
     int nvlink_max;       /* cards in its largest NVLink group, 0 when none */
@@ -182,6 +183,7 @@ static int node_init(struct fnode *nd, const struct gs_policy *s, size_t i, stru
         nd->mig_allowed |= gs_fleet_mig_allowed(s, nd->mig_model, k) ? 1u << k : 0;
     nd->ngpu = nd->nfree = t->gpus;
     nd->replicas = t->timeslice_replicas;
+    nd->split = t->gpu_replicas;
     /* Host resources left out of a template do not constrain placement. */
     nd->cpu_left = t->cpu_milli == GS_UNSET ? INT64_MAX / 4 : t->cpu_milli;
     nd->mem_left = t->memory_mib == GS_UNSET ? INT64_MAX / 4 : t->memory_mib;
@@ -1069,13 +1071,14 @@ static int64_t slice_mem(const struct fnode *nd, const struct card *c, const str
     return r->mem_mib > 0 || !r->timeslice ? r->mem_mib : c->mem_mib / nd->replicas * units_of(r);
 }
 
-/* What card @c, in shared mode or free, leaves a shared slice of @r's kind, whatever its size. */
-static void share_card(const struct card *c, int gpu, const struct gs_fit *r,
-                       struct gs_share_card *e)
+/* What card @c of @nd, in shared mode or free, leaves a shared slice of @r's kind, whatever its
+ * size. */
+static void share_card(const struct fnode *nd, const struct card *c, int gpu,
+                       const struct gs_fit *r, struct gs_share_card *e)
 {
     int shared = c->mode == GS_CARD_SHARED;
     int32_t cap = shared && c->cap < r->overcommit ? c->cap : r->overcommit;
-    int32_t most = clients_cap(shared ? c->max_clients : 0, r->max_clients);
+    int32_t most = clients_cap(clients_cap(shared ? c->max_clients : 0, r->max_clients), nd->split);
     e->mem_left = c->mem_mib - c->mem_used;
     e->head = cap - c->compute;
     e->busy_left = cap > 1000 ? 1000 - c->busy : -1;
@@ -1089,9 +1092,9 @@ static void share_card(const struct card *c, int gpu, const struct gs_fit *r,
 /*
  * Does a shared slice of @r's size join the card of @e: memory never overcommitted; compute up
  * to the cap, the smallest of the pods' there and @r's; clients up to the smallest cap of any pod
- * there. Sharing that follows utilisation: where every pod on the card may be overcommitted (cap
- * above 1000), the shares asked may pass the cap as long as what the pods keep the card busy sums
- * to the card at most.
+ * there and of the node's device plugin (its nvidia.com/gpu devices per card). Sharing that follows
+ * utilisation: where every pod on the card may be overcommitted (cap above 1000), the shares asked
+ * may pass the cap as long as what the pods keep the card busy sums to the card at most.
  */
 static enum gs_fit_reason slice_takes(const struct gs_share_card *e, const struct gs_fit *r)
 {
@@ -1124,7 +1127,7 @@ static enum gs_fit_reason slice_fits(const struct gs_fleet *f, const struct fnod
         return c->mem_mib - c->mem_used < slice_mem(nd, c, r) ? GS_FIT_GPUMEM : GS_FIT_OK;
     }
     struct gs_share_card e;
-    share_card(c, 0, r, &e);
+    share_card(nd, c, 0, r, &e);
     return slice_takes(&e, r);
 }
 
@@ -1284,7 +1287,7 @@ static void share_view(const struct gs_fleet *f, const struct fnode *nd, size_t 
         order[j] = (uint8_t)i;
     }
     for (int k = 0; k < v->n; k++)
-        share_card(&nd->cards[order[k]], order[k], r, &v->card[k]);
+        share_card(nd, &nd->cards[order[k]], order[k], r, &v->card[k]);
 }
 
 int gs_fleet_share_view(const struct gs_fleet *f, size_t node, const struct gs_fit *r,

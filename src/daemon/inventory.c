@@ -34,7 +34,8 @@ static int template_of(struct gs_scenario *s, const struct gs_trace_node *r, con
     while (t < p->ntemplates &&
            (p->templates[t].model != (r->gpus ? r->model : GS_UNSET) ||
             p->templates[t].gpus != r->gpus || p->templates[t].cpu_milli != r->cpu_milli ||
-            p->templates[t].memory_mib != r->memory_mib || p->templates[t].max_pods != r->pods))
+            p->templates[t].memory_mib != r->memory_mib || p->templates[t].max_pods != r->pods ||
+            p->templates[t].gpu_replicas != r->replicas))
         t++;
     if (t == cap)
         return -E2BIG;
@@ -46,6 +47,7 @@ static int template_of(struct gs_scenario *s, const struct gs_trace_node *r, con
         tp->cpu_milli = r->cpu_milli;
         tp->memory_mib = r->memory_mib;
         tp->max_pods = r->pods;
+        tp->gpu_replicas = r->replicas;
         gs_topology_default(r->model, r->gpus, tp->pcie_domain, tp->nvlink_group);
         snprintf(tp->src.file, sizeof(tp->src.file), "%s", origin);
     }
@@ -290,8 +292,13 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
                              "Node %s: label nvidia.com/gpu.count \"%.20s\" is not a count of "
                              "GPUs",
                              name, count);
-    if (count && *count)
+    if (count && *count) { /* a device plugin offering N devices per card counts them all */
+        int64_t devices = gpus;
         gpus = atoll(count);
+        if (gpus > 0 && devices > gpus)
+            r.replicas = (int32_t)(devices / gpus > GS_CARD_CLIENTS_MAX ? GS_CARD_CLIENTS_MAX
+                                                                        : devices / gpus);
+    }
     char prof[32];
     int card = gpus > 0 && product && gs_catalog_find_product(product) < 0
                    ? gs_catalog_product_mig(product, prof, sizeof(prof))

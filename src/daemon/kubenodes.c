@@ -45,6 +45,7 @@ static int same_shape(const struct gsd_state *st, size_t i, const struct gs_trac
     gs_cluster_node_info(st->cluster, i, &ni);
     return ni.gpus == r->gpus && (!r->gpus || ni.model == r->model) &&
            pol->templates[pol->nodes[i].template_index].max_pods == r->pods &&
+           pol->templates[pol->nodes[i].template_index].gpu_replicas == r->replicas &&
            ni.cpu_milli == r->cpu_milli && ni.memory_mib == r->memory_mib &&
            !strcmp(ni.zone, *zone ? zone : "default");
 }

@@ -388,6 +388,8 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
     const struct gs_policy *pol = &st->inv->policy;
     const struct gs_node_template *nt = &pol->templates[pol->nodes[i].template_index];
     json_object_set_new(n, "max_pods", json_integer(gs_node_max_pods(nt)));
+    json_object_set_new(n, "gpu_replicas",
+                        nt->gpu_replicas ? json_integer(nt->gpu_replicas) : json_null());
     if (nt->cpu_milli == GS_UNSET) { /* a template without cpuMilli: CPU bounds no pod */
         json_object_set_new(n, "cpu_milli", json_null());
         json_object_set_new(n, "cpu_milli_free", json_null());

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct gs_trace_node nodes[2] = {{"n0", 0, 8, 96000, 786432, 0},
-                                              {"n1", -1, 0, 32000, 131072, 0}};
+static const struct gs_trace_node nodes[2] = {{"n0", 0, 8, 96000, 786432, 0, 0},
+                                              {"n1", -1, 0, 32000, 131072, 0, 0}};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1166,6 +1166,12 @@ static void test_https_after_reload(void **state)
     "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"topology.kubernetes.io/zone\":"            \
     "\"zone-1\"}},\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\"}}}"
 
+/* KNODE of @count cards whose device plugin offers @devices nvidia.com/gpu in all. */
+#define KNODE_SPLIT(name, count, devices)                                                          \
+    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"Tesla-T4\","    \
+    "\"nvidia.com/gpu.count\":\"" count "\"}},\"status\":{\"capacity\":{\"cpu\":\"96\","           \
+    "\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" devices "\"}}}"
+
 /* KNODE with spec.taints @taints (a JSON array's text). */
 #define KNODE_TAINTED(name, product, count, zone, taints)                                          \
     "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"" product       \
@@ -1651,6 +1657,42 @@ static void test_nodes_none_yet(void **state)
         usleep(50000);
     assert_int_equal(node_gpus(&k, "gpu-late"), 4);
     node_watch_sends("");
+    assert_int_equal(h_stop(&k), 0);
+    h_cleanup(&k);
+}
+
+/*
+ * A Node whose device plugin offers several nvidia.com/gpu devices per card (capacity over the
+ * gpu.count label: gpusched-agent's --replicas, HAMi's deviceSplitCount) holds that many pods per
+ * card at most, each needing a device of its own: the third shared pod goes to the other card.
+ */
+static void test_node_replicas_bound(void **state)
+{
+    (void)state;
+    struct daemon k;
+    nodes_setup(&k, "  timeoutSeconds: 2\n  syncSeconds: 600\n");
+    set_nodes(KNODE_SPLIT("gpu-s", "2", "4"), KNODE_BARE("cpu-n"), NULL);
+    assert_int_equal(h_start(&k), 0);
+    struct answer a;
+    assert_int_equal(h_call(&k, "GET", "/v1/nodes/gpu-s", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_replicas")), 2);
+    h_answer_free(&a);
+    int on[2] = {0, 0};
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "rb-%d", i);
+        json_t *p = h_submit(&k, TOKEN_A, h_pod("team-a", name, 1, 10), 201);
+        json_t *cards = json_object_get(p, "gpus");
+        if (json_array_size(cards) != 1)
+            fail_msg("%s: not on one card: %s", name, json_dumps(p, 0));
+        on[json_integer_value(json_array_get(cards, 0)) & 1]++;
+        json_decref(p);
+    }
+    assert_int_equal(on[0], 2);
+    assert_int_equal(on[1], 2);
+    json_t *p = h_submit(&k, TOKEN_A, h_pod("team-a", "rb-4", 1, 10), 201);
+    assert_string_equal(json_string_value(json_object_get(p, "state")), "pending");
+    json_decref(p);
     assert_int_equal(h_stop(&k), 0);
     h_cleanup(&k);
 }
@@ -2609,6 +2651,7 @@ int main(void)
         cmocka_unit_test(test_nodes_relisted),
         cmocka_unit_test(test_unknown_product_said_once),
         cmocka_unit_test(test_node_taints_followed),
+        cmocka_unit_test(test_node_replicas_bound),
         cmocka_unit_test(test_nodes_none_yet),
         cmocka_unit_test(test_https_after_reload),
     };
