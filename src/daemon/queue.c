@@ -33,8 +33,14 @@ int gsd_queue_known(const struct gsd_state *st, const char *name, const char *fi
 {
     if (!name[0] || gsd_queue_find(st, name) >= 0)
         return 1;
-    gsd_reply_error(r, 400, field, "%s: queue %s does not exist (Queue documents: %zu)", field,
-                    name, st->sched.pol.nqueues);
+    const struct gs_policy *pol = &st->sched.pol;
+    char known[400] = "default"; /* the names GET /v1/queues shows every tenant */
+    size_t at = strlen(known), i = 0;
+    for (; i < pol->nqueues && at + strlen(pol->queues[i].name) + 2 < sizeof(known) - 24; i++)
+        at += (size_t)snprintf(known + at, sizeof(known) - at, ", %s", pol->queues[i].name);
+    if (i < pol->nqueues)
+        snprintf(known + at, sizeof(known) - at, " and %zu more", pol->nqueues - i);
+    gsd_reply_error(r, 400, field, "%s: queue %s does not exist (queues: %s)", field, name, known);
     return 0;
 }
 

@@ -389,7 +389,7 @@ static void test_names_that_give_nothing(void **state)
     p = h_pod_json("team-a", "q0", 1, 0);
     h_annotate(p, "scheduling.volcano.sh/queue-name", "no-such-queue");
     refused(&d, p, "metadata.annotations.scheduling.volcano.sh/queue-name",
-            "queue no-such-queue does not exist");
+            "queue no-such-queue does not exist (queues: default)");
     p = h_pod_json("team-a", "q1", 1, 0);
     h_annotate(p, "scheduling.volcano.sh/queue-name", "default");
     json_decref(post(&d, p, 201));
