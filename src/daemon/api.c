@@ -24,10 +24,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <nettle/aes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 /* Who is asking: a tenant, the admin or a node agent (tenant NULL for both): with the
  * bootstrap node token (node) or its node's own (self >= 0, agents.h). */
@@ -213,6 +216,83 @@ static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
+/* The page tokens' AES-128 key (a token made under another, or made up, decrypts to junk):
+ * gsd_page_key()'s, else one drawn from getrandom() at first use. */
+static struct aes128_ctx page_key, page_unkey; /* nettle's schedules, one each way */
+static int page_key_ok, page_key_given;
+static pthread_once_t page_key_once = PTHREAD_ONCE_INIT;
+
+static void page_key_set(const uint8_t k[AES128_KEY_SIZE])
+{
+    aes128_set_encrypt_key(&page_key, k);
+    aes128_set_decrypt_key(&page_unkey, k);
+}
+
+static void page_key_init(void)
+{
+    uint8_t k[AES128_KEY_SIZE];
+    if (page_key_given)
+        return;
+    page_key_ok = getrandom(k, sizeof(k), 0) == (ssize_t)sizeof(k);
+    page_key_set(k);
+}
+
+void gsd_page_key(const struct gsd_config *c)
+{
+    static const char label[] = "gpuschedd continue tokens";
+    size_t n = sizeof(label) + GSD_SHA256_LEN * (1 + c->ntenants);
+    uint8_t *buf = malloc(n), sha[GSD_SHA256_LEN];
+    if (!buf)
+        return; /* a key drawn at first use: tokens do not outlive the run */
+    memcpy(buf, label, sizeof(label));
+    memcpy(buf + sizeof(label), c->admin_sha, GSD_SHA256_LEN);
+    for (size_t i = 0; i < c->ntenants; i++)
+        memcpy(buf + sizeof(label) + GSD_SHA256_LEN * (1 + i), c->tenants[i].token_sha,
+               GSD_SHA256_LEN);
+    gsd_sha256(buf, n, sha);
+    free(buf);
+    page_key_set(sha);
+    page_key_ok = page_key_given = 1;
+}
+
+/* A token's block: the list position, little-endian, then this tag. */
+static const uint8_t page_tag[8] = {'g', 's', 'd', 'p', 'a', 'g', 'e', 1};
+
+void gsd_page_token(int64_t seq, char out[GSD_PAGE_TOKEN_MAX])
+{
+    uint8_t b[AES_BLOCK_SIZE];
+    pthread_once(&page_key_once, page_key_init);
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)((uint64_t)seq >> (8 * i));
+    memcpy(b + 8, page_tag, sizeof(page_tag));
+    aes128_encrypt(&page_key, sizeof(b), b, b);
+    for (int i = 0; i < AES_BLOCK_SIZE; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/* The position token @s gives: 0 and *@seq; 400 (not a token's form) or 410 (not one this run
+ * made: another run's, or made up), as the API server answers a malformed or an expired one. */
+static int page_seq(const char *s, int64_t *seq)
+{
+    uint8_t b[AES_BLOCK_SIZE];
+    if (strlen(s) != 2 * AES_BLOCK_SIZE || strspn(s, "0123456789abcdef") != 2 * AES_BLOCK_SIZE)
+        return 400;
+    for (int i = 0; i < AES_BLOCK_SIZE; i++) {
+        unsigned v;
+        sscanf(s + 2 * i, "%2x", &v);
+        b[i] = (uint8_t)v;
+    }
+    pthread_once(&page_key_once, page_key_init);
+    aes128_decrypt(&page_unkey, sizeof(b), b, b);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)b[i] << (8 * i);
+    if (!page_key_ok || memcmp(b + 8, page_tag, sizeof(page_tag)) || v > INT64_MAX)
+        return 410;
+    *seq = (int64_t)v;
+    return 0;
+}
+
 int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from)
 {
     *limit = 500;
@@ -224,9 +304,14 @@ int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from)
         gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
         return -1;
     }
-    if (gsd_qarg(r, "continue") && *gsd_qarg(r, "continue") &&
-        parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, from)) {
-        gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
+    const char *c = gsd_qarg(r, "continue");
+    int bad = c && *c ? page_seq(c, from) : 0;
+    if (bad) {
+        gsd_reply_error(r, bad, "continue",
+                        bad == 400 ? "continue: expected the value a previous list gave"
+                                   : "continue: not a value gpuschedd gave under the tokens it "
+                                     "has now (they changed, or it is made up): list again "
+                                     "from the start");
         return -1;
     }
     return 0;

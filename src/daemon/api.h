@@ -5,7 +5,9 @@
 #define GSD_API_H
 
 #include <jansson.h>
+#include <stdint.h>
 
+struct gsd_config;
 struct gsd_pod;
 struct gsd_req;
 struct gsd_state;
@@ -59,11 +61,25 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
     "not found (pods are held while pending or running: one that ended or was cancelled is "       \
     "forgotten, its use kept in /v1/bills)"
 
-/* gsd_page_args() - a list's page: ?limit (1..GSD_LIST_MAX, 500 unless given) into *@limit and
- * ?continue (what the previous page gave, 0 unless given) into *@from, each digits only
- * (strtoll() would take leading blanks and a sign, as in "?limit=%201"); else a 400 naming the
- * argument is written. Return: 0; -1. */
+/* gsd_page_args() - a list's page: ?limit (1..GSD_LIST_MAX, 500 unless given, digits only:
+ * strtoll() would take leading blanks and a sign, as in "?limit=%201") into *@limit and
+ * ?continue (a token gsd_page_token() made, 0 unless given) into *@from; else a 400 naming the
+ * argument is written, or a 410 for a token of the right form not made under this key (the API
+ * server's answer to an expired one). Return: 0; -1. */
 int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from);
+
+/* gsd_page_key() - the page tokens' key from @c's token hashes (admin's and every tenant's, none
+ * of which a tenant knows but its own), so that a list paged across a restart goes on; before
+ * the HTTP threads start. Without it, a key drawn at first use. */
+void gsd_page_key(const struct gsd_config *c);
+
+/* The room a page token takes, its NUL included. */
+#define GSD_PAGE_TOKEN_MAX 33
+
+/* gsd_page_token() - the ?continue token of list position @seq (>= 0) into @out: opaque, 32
+ * hex digits, AES-128 under gsd_page_key()'s key, so that a tenant paging its own objects learns
+ * nothing of how many others' were made between them. Thread-safe. */
+void gsd_page_token(int64_t seq, char out[GSD_PAGE_TOKEN_MAX]);
 
 /* gsd_args_known() - whether every query argument of @r is one of @known (NULL-terminated),
  * each given once; else a 400 naming the first that is not is written: a misspelt filter

@@ -839,9 +839,9 @@ static void list_groups(struct gsd_state *st, struct gsd_req *r, const struct gs
         bytes += st->groups[lo]->meta ? strlen(st->groups[lo]->meta) : 0;
         json_array_append_new(items, group_json(st->groups[lo]));
     }
-    char next[24] = "";
+    char next[GSD_PAGE_TOKEN_MAX] = "";
     if (lo < st->ngroups)
-        snprintf(next, sizeof(next), "%lld", (long long)st->groups[lo]->seq);
+        gsd_page_token(st->groups[lo]->seq, next);
     gsd_reply_json(r, 200, json_pack("{s:o, s:s}", "items", items, "continue", next));
 }
 

@@ -13,6 +13,7 @@
  * refused with its reason logged while the one in force stays. Exit status: 0 after a drain,
  * 1 when the store failed, 2 for bad arguments or input at start.
  */
+#include "api.h"
 #include "inventory.h"
 #include "log.h"
 #include "nodes.h"
@@ -246,6 +247,7 @@ static int setup(const struct opts *o, struct gsd_state *st)
                 "config", o->config ? o->config : "none", NULL);
     run.api_down = down;
     run.nodes_from_kube = !strcmp(o->nodes, "kubernetes");
+    gsd_page_key(cfg);
     rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, &run, &d);
     free(down);
     if (rc) {

@@ -261,7 +261,7 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
     }
     if (gsd_page_args(r, &limit, &from))
         return;
-    /* {"items":[...],"continue":"SEQ"} as jansson writes it, of each view's text made once */
+    /* {"items":[...],"continue":"TOKEN"} as jansson writes it, of each view's text made once */
     struct gsd_text t = {.max = LIST_MAX_BYTES};
     struct gsd_snap_it it = gsd_snap_from(n, from);
     const struct gsd_podview *v;
@@ -283,10 +283,10 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
         gsd_text_put(&t, ",", count > 1);
         gsd_text_put(&t, pod ? pod : "", pod ? strlen(pod) : 0);
     }
-    char tail[48];
-    int len = snprintf(tail, sizeof(tail), "],\"continue\":\"%lld\"}", v ? (long long)v->seq : 0LL);
-    if (!v)
-        len = snprintf(tail, sizeof(tail), "],\"continue\":\"\"}");
+    char tail[64], next[GSD_PAGE_TOKEN_MAX] = "";
+    if (v)
+        gsd_page_token(v->seq, next);
+    int len = snprintf(tail, sizeof(tail), "],\"continue\":\"%s\"}", next);
     gsd_text_put(&t, tail, (size_t)len);
     reply_text(r, &t);
 }

@@ -631,7 +631,7 @@ static void *writer_main(void *arg)
 static void check_pods(const struct attack_opts *o, struct attack_report *r, struct writer *w)
 {
     CURL *c = handle(NULL);
-    char auth[96], path[96], cont[32] = "";
+    char auth[96], path[96], cont[40] = "";
     bearer(TOKEN_ADMIN, auth, sizeof(auth));
     json_t *seen = json_object();
     uint16_t(*card)[8] = calloc((size_t)o->nodes, sizeof(*card));

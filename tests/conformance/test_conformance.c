@@ -442,7 +442,7 @@ static void drive(struct work *w, const struct daemon *d)
 static json_t *held_pods(const struct daemon *d)
 {
     json_t *out = json_object();
-    char path[128], cont[32] = "";
+    char path[128], cont[40] = "";
     do {
         struct answer a;
         snprintf(path, sizeof(path), "/v1/pods?limit=1000%s%s", *cont ? "&continue=" : "", cont);

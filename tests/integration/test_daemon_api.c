@@ -51,7 +51,8 @@ static json_t *get(struct daemon *d, const char *token, const char *path, long w
 }
 
 /* Lists of one tenant among another's pods, over several chunks of the snapshot (256 pods
- * each), page by page, and again after a pod in the middle goes and more arrive. */
+ * each), page by page, and again after a pod in the middle goes and more arrive. The pages'
+ * tokens are opaque: team-a's tell nothing of how many of team-b's pods came between its own. */
 static void test_list_across_chunks(void **state)
 {
     (void)state;
@@ -66,7 +67,7 @@ static void test_list_across_chunks(void **state)
     }
     for (int round = 0; round < 2; round++) {
         int seen = 0, want = round ? 300 - 1 + 10 : 300;
-        char from[32] = "0";
+        char from[64] = "";
         do { /* team-a's pods, 70 a page, each once and in order */
             snprintf(path, sizeof(path), "/v1/pods?limit=70&continue=%s", from);
             json_t *l = get(&d, TOKEN_A, path, 200), *item;
@@ -78,6 +79,8 @@ static void test_list_across_chunks(void **state)
             }
             snprintf(from, sizeof(from), "%s", sget(l, "continue"));
             json_decref(l);
+            if (from[0] && (strlen(from) != 32 || strspn(from, "0123456789abcdef") != 32))
+                fail_msg("continue \"%s\": not a token of 32 hex digits", from);
         } while (from[0]);
         assert_int_equal(seen, want);
         json_t *l = get(&d, TOKEN_ADMIN, "/v1/pods?tenant=team-b&limit=5000", 200);
@@ -698,6 +701,13 @@ static void test_errors_name_the_field(void **state)
     assert_int_equal(status_of(&d, "GET", "/v1/pods?limit=%201", TOKEN_A, NULL, field, 128), 400);
     assert_string_equal(field, "limit");
     assert_int_equal(status_of(&d, "GET", "/v1/pods?continue=+0", TOKEN_A, NULL, field, 128), 400);
+    assert_string_equal(field, "continue");
+    /* a position as a number is no token; one of a token's form this run did not make is gone,
+     * as the API server answers an expired continue */
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?continue=3", TOKEN_A, NULL, field, 128), 400);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?continue=0123456789abcdef0123456789abcdef",
+                               TOKEN_A, NULL, field, 128),
+                     410);
     assert_string_equal(field, "continue");
     /* past a cap: the argument named, and the cap, on both threads' routes */
     char path[256];

@@ -1323,7 +1323,7 @@ static void test_podgroups_paged_by_bytes(void **state)
     }
     free(body);
     size_t seen = 0, pages = 0;
-    char next[24] = "";
+    char next[40] = "";
     do {
         struct answer a;
         snprintf(path, sizeof(path), "/v1/podgroups%s%s", *next ? "?continue=" : "", next);
@@ -1363,7 +1363,7 @@ static void test_podgroups_paged(void **state)
             strcat(seen, json_string_value(json_object_get(json_array_get(items, i), "name")));
             strcat(seen, " ");
         }
-        static char keep[24];
+        static char keep[40];
         snprintf(keep, sizeof(keep), "%s", json_string_value(json_object_get(a.json, "continue")));
         next = keep;
         h_answer_free(&a);
