@@ -596,6 +596,7 @@ enum {
     A_FIRST_START,
     A_CHARGED,
     A_TASK,
+    A_VOLCANO_GROUP,
     A_COUNT
 };
 static const char *const annot_keys[] = {"scheduling.k8s.io/group-name",
@@ -618,7 +619,8 @@ static const char *const annot_keys[] = {"scheduling.k8s.io/group-name",
                                          "sim.gpusched.io/evictions",
                                          "sim.gpusched.io/first-start",
                                          "sim.gpusched.io/charged",
-                                         "volcano.sh/task-spec"};
+                                         "volcano.sh/task-spec",
+                                         "scheduling.volcano.sh/group-name"};
 
 /* gpusched.io/gpu-model: catalog models joined by '|' ("A100-SXM4-80GB|H100-SXM5-80GB"). */
 static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
@@ -649,7 +651,8 @@ static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
 }
 
 /*
- * The PodGroup a pod joins, named by Volcano's annotation scheduling.k8s.io/group-name or by the
+ * The PodGroup a pod joins, named by Volcano's annotation scheduling.k8s.io/group-name (or its
+ * scheduling.volcano.sh/group-name, volcano-sh/apis scheduling/v1beta1 labels.go) or by the
  * coscheduling plugin's label scheduling.x-k8s.io/pod-group (kubernetes-sigs/scheduler-plugins;
  * pod-group.scheduling.sigs.k8s.io is its older name); @key: the field, as a 400 names it. Two of
  * them naming different PodGroups are an error: a pod joins one. A name no PodGroup could have
@@ -840,6 +843,8 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
         return gs__scn_dur(c, v, annot_keys[a], &p->first_start_us);
     case A_GROUP:
         return group_name(c, v, "metadata.annotations.scheduling.k8s.io/group-name", p);
+    case A_VOLCANO_GROUP: /* Volcano's own key for it (VolcanoGroupNameAnnotationKey) */
+        return group_name(c, v, "metadata.annotations.scheduling.volcano.sh/group-name", p);
     case A_PROFILE:
         return gs__scn_name(c, v, annot_keys[a], p->profile, sizeof(p->profile));
     case A_TASK: /* Volcano's job controller writes it on each pod of a Job: the task's name */
@@ -943,10 +948,13 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
         an->vgpu_at = a == A_VGPU ? v : an->vgpu_at;
         return annot_value(c, a, v, an->p);
     }
-    /* a misspelt annotation of ours would silently do nothing: say so */
-    if (strncasecmp(key, "gpusched.io/", 12) == 0 ||
-        strncasecmp(key, "sim.gpusched.io/", 16) == 0) {
-        int best = gs__yaml_nearest(k, annot_keys, A_COUNT);
+    /* a misspelt annotation of ours, or of the schedulers' we read, would silently do nothing:
+     * say so (theirs only when near one of ours: they have many more we do not read) */
+    int ours = !strncasecmp(key, "gpusched.io/", 12) || !strncasecmp(key, "sim.gpusched.io/", 16);
+    int best = gs__yaml_nearest(k, annot_keys, A_COUNT);
+    if (ours || (best >= 0 && (!strncmp(key, "scheduling.k8s.io/", 18) ||
+                               !strncmp(key, "scheduling.volcano.sh/", 22) ||
+                               !strncmp(key, "volcano.sh/", 11)))) {
         gs__yaml_warn(c, k, "unknown annotation %s%s%s%s; ignored", gs__yaml_show(k, buf),
                       best >= 0 ? " (did you mean \"" : "", best >= 0 ? annot_keys[best] : "",
                       best >= 0 ? "\"?)" : "");
@@ -1337,6 +1345,7 @@ static const char *const pod_fields[] = {
     "metadata.annotations.gpusched.io/topology",
     "metadata.annotations.scheduling.volcano.sh/queue-name",
     "metadata.annotations.scheduling.k8s.io/group-name",
+    "metadata.annotations.scheduling.volcano.sh/group-name",
     "metadata.labels.scheduling.x-k8s.io/pod-group",
     "metadata.labels.pod-group.scheduling.sigs.k8s.io",
     "spec.nodeSelector.nvidia.com/gpu.product",

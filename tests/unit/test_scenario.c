@@ -1109,6 +1109,11 @@ static const struct bad bads[] = {
     {POD_META "  annotations: {scheduling.k8s.io/group-name: g}\nspec: {containers: [{name: m}]}\n",
      -EINVAL, ":1:1: ", "PodGroup (annotation scheduling.k8s.io/group-name) \"g\" is not defined",
      1},
+    /* Volcano's own key names it too */
+    {POD_META "  annotations: {scheduling.volcano.sh/group-name: g}\n"
+              "spec: {containers: [{name: m}]}\n",
+     -EINVAL,
+     ":1:1: ", "PodGroup (annotation scheduling.volcano.sh/group-name) \"g\" is not defined", 1},
     /* the coscheduling plugin's label names the PodGroup as the annotation does; the two
      * naming different ones are an error, not one of them taken */
     {POD_META "  labels: {scheduling.x-k8s.io/pod-group: g}\nspec: {containers: [{name: m}]}\n",
@@ -1499,6 +1504,12 @@ static const struct bad bads[] = {
      ":6:17: ", "annotation key -bad: expected an optional DNS subdomain prefix", 0},
     {POD_META "  annotations: {GPUSCHED.IO/topology: rack}\nspec: {containers: [{name: m}]}\n",
      -EINVAL, ":6:17: ", "unknown annotation \"GPUSCHED.IO/topology\"", 0},
+    /* a scheduler's key we read, misspelt: the pod ran alone, outside its gang */
+    {POD_META "  annotations: {scheduling.k8s.io/group-nam: g}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:17: ",
+     "unknown annotation \"scheduling.k8s.io/group-nam\" (did you mean "
+     "\"scheduling.k8s.io/group-name\"?)",
+     0},
     {POD_META "  annotations: {gpusched.io/queue: 0x1F}\nspec: {containers: [{name: m}]}\n",
      -EINVAL, ":6:36: ", "\"0x1F\" is an integer to kubectl (YAML 1.1 reads 010 as 8", 0},
     /* kubectl reads these otherwise than they look; they were taken as written (010 cores) */
