@@ -354,8 +354,9 @@ const char *gsd_json_error(const json_error_t *e, const char *what, char *buf, s
         break;
     case json_error_numeric_overflow: /* valid JSON: "not JSON" would mislead */
         snprintf(buf, size,
-                 "%s: the number at line %d column %d is beyond a 64-bit integer or double", what,
-                 e->line, e->column);
+                 "%s: the number at line %d column %d is too large (an integer must fit in 64 "
+                 "bits, one with a fraction or an exponent in a double)",
+                 what, e->line, e->column);
         break;
     case json_error_null_character: /* jansson's words name its own flag */
         snprintf(buf, size,

@@ -30,6 +30,10 @@ static int one_doc(struct gs__yctx *c, yaml_node_t *root, void *arg)
         return gs__yaml_err(c, root,
                             "one object per request, not several YAML documents (gpusched "
                             "submit posts each of a file's)");
+    if (root->type != YAML_MAPPING_NODE) /* as JSON it would be told "not JSON" */
+        return gs__yaml_err(c, root,
+                            "expected an object (a YAML mapping, as a manifest is), not %s",
+                            root->type == YAML_SCALAR_NODE ? "a scalar" : "a sequence");
     int rc = gs__yaml_manifest(c, root, &b->left, &b->obj);
     if (rc == -EINVAL && c->err_at)
         gs__yaml_path(c, c->err_at, b->field, sizeof(b->field));

@@ -380,6 +380,9 @@ static void test_yaml_bodies(void **state)
               "spec.containers[0].resources.limits.nvidia.com/gpu");
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y3\nspec: {}\n", 400, "body:2:5: YAML error",
               NULL);
+    yaml_post(&d, "/v1/pods", Y, "hello\n", 400,
+              "body:1:1: expected an object (a YAML mapping, as a manifest is), not a scalar",
+              NULL);
     /* a typo or a wrong type in a field of no effect on placement is refused, not dropped */
     yaml_post(&d, "/v1/pods", Y,
               "metadata: {name: y12}\nspec:\n  containers:\n  - name: m\n    env: [{name: A, "
@@ -513,7 +516,8 @@ static void test_yaml_bodies(void **state)
     yaml_post(&d, "/v1/pods", NULL, "{\"metadata\": {\"name\": \"j\\u0000x\"}}", 400,
               "body: a NUL character (\\u0000) in a string at line 1 column", NULL);
     yaml_post(&d, "/v1/podgroups", NULL, "{\"spec\": {\"minMember\": 99999999999999999999}}", 400,
-              "body: the number at line 1 column 43 is beyond a 64-bit integer", NULL);
+              "body: the number at line 1 column 43 is too large (an integer must fit in 64 bits",
+              NULL);
     /* a JSON body is still JSON, whatever else comes */
     yaml_post(&d, "/v1/pods", "application/json", "metadata: {name: y8}\n", 400, "not JSON", NULL);
     /* A misspelt field is named, with the nearest known one, in YAML as in JSON, wherever it is
