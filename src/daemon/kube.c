@@ -430,16 +430,23 @@ static void post_event(struct gsd_bind *b, const char *tok, const char *ns)
     free(a.body);
 }
 
+/* @us (the wall clock) in RFC 3339 to the microsecond, as a nudge writes it. */
+static void micro_time(int64_t us, char at[40])
+{
+    char day[24];
+    time_t secs = (time_t)(us / 1000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(at, 40, "%s.%06dZ", day, (int)(us % 1000000));
+}
+
 struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
                                int64_t now_us)
 {
     struct gsd_bind *b = job_new(k, p, 2);
-    char at[40], day[24];
-    time_t secs = (time_t)(now_us / 1000000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(at, sizeof(at), "%s.%06dZ", day, (int)(now_us % 1000000));
+    char at[40];
+    micro_time(now_us, at);
     json_t *patch = b ? json_pack("{s:{s:{s:s, s:s}}}", "metadata", "annotations",
                                   GSD_NOMINATED_ANNOTATION, node, GSD_NUDGED_ANNOTATION, at)
                       : NULL;
@@ -719,6 +726,143 @@ static int list_pages(const struct gsd_kube *k, const atomic_int *stop, const ch
     if (!rc && rv)
         memcpy(rv, got_rv, GSD_KUBE_RV_MAX);
     return rc;
+}
+
+/* Whether container @c names one of NVIDIA's resources (nvidia.com/...) in its limits or
+ * requests: the resources kube-scheduler hands gpuschedd (its managedResources). */
+static int names_gpus(const json_t *c)
+{
+    static const char *const kinds[] = {"limits", "requests"};
+    for (int k = 0; k < 2; k++) {
+        const char *name;
+        const json_t *v;
+        json_object_foreach(json_object_get(json_object_get(c, "resources"), kinds[k]), name, v)
+        {
+            if (!strncmp(name, "nvidia.com/", 11))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether @pod asks one of NVIDIA's resources in a container or an init container. */
+static int asks_gpus(const json_t *pod)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    const json_t *c;
+    size_t i;
+    for (int l = 0; l < 2; l++) {
+        json_array_foreach(json_object_get(json_object_get(pod, "spec"), lists[l]), i, c)
+        {
+            if (names_gpus(c))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether kube-scheduler last found no node for @pod (its PodScheduled condition False with
+ * reason Unschedulable): it waits in the unschedulable queue for an event, or a minute. */
+static int unschedulable(const json_t *pod)
+{
+    const json_t *c;
+    size_t i;
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+    {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *status = json_string_value(json_object_get(c, "status"));
+        const char *reason = json_string_value(json_object_get(c, "reason"));
+        if (type && !strcmp(type, "PodScheduled"))
+            return status && !strcmp(status, "False") && reason && !strcmp(reason, "Unschedulable");
+    }
+    return 0;
+}
+
+/* One page of pending pods into @out ("NS/NAME" to UID): those kube-scheduler found no node for
+ * that ask NVIDIA's resources and are not being deleted (list_pages()'s page_fn). */
+static int waiting_page(const struct gsd_kube *k, const struct answer *a, json_t *out, char **cont,
+                        char rv[GSD_KUBE_RV_MAX], char *why, size_t cap)
+{
+    json_t *j = a->status == 200 && a->body ? json_loads(a->body, 0, NULL) : NULL, *item;
+    const json_t *items = json_object_get(j, "items");
+    size_t i;
+    *cont = NULL;
+    if (!json_is_array(items)) {
+        char msg[GS_DIAG_MSG_MAX];
+        answer_text(a, msg, sizeof(msg));
+        snprintf(why, cap, "API server %.120s, list of pending pods: %s", k->api_server,
+                 a->status == 200 ? "not a pod list" : msg);
+        json_decref(j);
+        return -EIO;
+    }
+    json_array_foreach(items, i, item)
+    {
+        char key[GSD_KEY_MAX];
+        const char *missing;
+        int finished;
+        const char *uid = pod_key(item, key, sizeof(key), &finished, &missing);
+        if (uid && !finished && json_object_size(out) < GSD_NUDGE_WAITING_MAX &&
+            !json_object_get(json_object_get(item, "metadata"), "deletionTimestamp") &&
+            unschedulable(item) && asks_gpus(item))
+            json_object_set_new(out, key, json_string(uid));
+    }
+    const char *c = json_string_value(json_object_get(json_object_get(j, "metadata"), "continue"));
+    int more = c && *c && json_object_size(out) < GSD_NUDGE_WAITING_MAX;
+    *cont = more ? strdup(c) : NULL;
+    rv[0] = '\0';
+    json_decref(j);
+    return more && !*cont ? -ENOMEM : 0;
+}
+
+int gsd_kube_nudge_waiting(const struct gsd_kube *k, const atomic_int *stop, int64_t now_us,
+                           char *why, size_t cap)
+{
+    json_t *out = json_object();
+    int rc =
+        out ? list_pages(k, stop,
+                         "/api/v1/pods?fieldSelector=spec.nodeName%3D%2Cstatus.phase%3DPending&",
+                         "pending pods", waiting_page, out, NULL, why, cap)
+            : -ENOMEM;
+    char token[TOKEN_MAX], at[40], path[GSD_KEY_MAX * 3 + 64], msg[GS_DIAG_MSG_MAX];
+    if (!rc && k->token_file && read_token(k, token, sizeof(token), why, cap))
+        rc = -EIO;
+    micro_time(now_us, at);
+    const char *key;
+    json_t *uid;
+    int n = 0;
+    json_object_foreach(rc ? NULL : out, key, uid)
+    {
+        if (atomic_load(stop))
+            break;
+        const char *slash = strchr(key, '/');
+        char *ns = curl_easy_escape(NULL, key, (int)(slash - key));
+        char *name = curl_easy_escape(NULL, slash + 1, 0);
+        json_t *patch = json_pack("{s:{s:O, s:{s:s}}}", "metadata", "uid", uid, "annotations",
+                                  GSD_NUDGED_ANNOTATION, at);
+        char *body = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+        struct answer a = {0};
+        if (ns && name && body) {
+            snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+            call(k, k->token_file ? token : NULL, "PATCH", path, "application/merge-patch+json",
+                 body, gsd_mono_us() + k->timeout_ms * 1000, &a);
+        }
+        n += a.status >= 200 && a.status < 300;
+        if ((a.status < 200 || a.status >= 300) && a.status != 404 && a.status != 409) {
+            answer_text(&a, msg, sizeof(msg)); /* 404, 409: gone, or made again, meanwhile */
+            gsd_log("warn",
+                    "a pod waiting since gpuschedd was away not nudged: kube-scheduler "
+                    "tries it again within a minute",
+                    "pod", key, "error", msg, NULL);
+        }
+        free(a.body);
+        free(body);
+        json_decref(patch);
+        curl_free(ns);
+        curl_free(name);
+    }
+    memset(token, 0, sizeof(token));
+    json_decref(out);
+    return rc ? rc : n;
 }
 
 int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,

@@ -84,6 +84,23 @@ int gsd_kube_evict(struct gsd_bind *b);
 struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
                                int64_t now_us);
 int gsd_kube_nudge(struct gsd_bind *b);
+
+/* The most pods gsd_kube_nudge_waiting() nudges: past them, kube-scheduler's own retry. */
+#define GSD_NUDGE_WAITING_MAX 2000
+
+/*
+ * gsd_kube_nudge_waiting() - the pods kube-scheduler found no node for while gpuschedd was away
+ * (unbound, Pending, PodScheduled False with reason Unschedulable, not being deleted, asking a
+ * resource nvidia.com/...: those its filter could not answer) tried again now: each gets
+ * GSD_NUDGED_ANNOTATION at @now_us (wall clock), as gsd_nudge_new() writes it, with its UID as
+ * a precondition, so kube-scheduler moves it back to its active queue rather than wait up to a
+ * minute. GET /api/v1/pods?fieldSelector=spec.nodeName=,status.phase=Pending in pages, then one
+ * PATCH per pod (GSD_NUDGE_WAITING_MAX at most), each within k->timeout_ms; a refusal other than
+ * 404 or 409 (gone, or made again) is logged. Blocks; stops between pods once *@stop is set.
+ * Return: the pods nudged (>= 0); -EIO with @why (the list failed, or the token); -ENOMEM.
+ */
+int gsd_kube_nudge_waiting(const struct gsd_kube *k, const atomic_int *stop, int64_t now_us,
+                           char *why, size_t cap);
 #define GSD_NOMINATED_ANNOTATION "gpusched.io/nominated-node"
 #define GSD_NUDGED_ANNOTATION    "gpusched.io/nudged-at"
 #define GSD_EVICT_TRIES          7

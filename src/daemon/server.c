@@ -151,6 +151,7 @@ struct gsd_server {
     _Atomic uint64_t cfg_gen; /* one more at each reload, under state_mu with it */
     pthread_cond_t sync_cv;
     int stopping;
+    int serving;          /* the listener answers: kube-scheduler's filter reaches it */
     atomic_int sync_stop; /* stopping, for a list between its pages */
 };
 
@@ -661,6 +662,23 @@ static void follow_gone(void *ud, const char *key, const char *uid, int succeede
         req_free(r);
 }
 
+/* Once the listener answers: the pods kube-scheduler could not place while gpuschedd was away
+ * (its filter unreachable) tried again now, not a minute later (gsd_kube_nudge_waiting()). */
+static void nudge_waiting(struct gsd_server *s, const struct gsd_kube *k)
+{
+    char why[2 * GS_DIAG_MSG_MAX], n[24];
+    int rc = gsd_kube_nudge_waiting(k, &s->sync_stop, gsd_now_us(), why, sizeof(why));
+    snprintf(n, sizeof(n), "%d", rc);
+    if (rc > 0)
+        gsd_log("info", "pods kube-scheduler found no node for while gpuschedd was away: nudged",
+                "pods", n, NULL);
+    else if (rc < 0)
+        gsd_log("warn",
+                "pods waiting since gpuschedd was away not listed: kube-scheduler tries "
+                "them again within a minute",
+                "error", rc == -ENOMEM ? "out of memory" : why, NULL);
+}
+
 /* While `kubernetes:` is configured with a syncSeconds: gsd_kube_follow() of the pods or the
  * Nodes, taken up anew after each reload. */
 static void *sync_main(void *arg)
@@ -670,14 +688,19 @@ static void *sync_main(void *arg)
     const struct gsd_kube_sink pods = {f, follow_stop, follow_listed, follow_gone, NULL, NULL, 0};
     const struct gsd_kube_sink nodes = {f,           follow_stop,  NULL, NULL, follow_nodes,
                                         follow_node, f->nodes == 2};
+    int nudged = f->nodes != 0; /* the pods' follower nudges the waiting ones once */
     for (;;) {
         struct gsd_kube k;
         sync_config(s, f->nodes, &k, &f->gen);
         pthread_mutex_lock(&s->mu);
-        while (!s->stopping && atomic_load(&s->cfg_gen) == f->gen && !k.api_server)
+        while (!s->stopping && ((atomic_load(&s->cfg_gen) == f->gen && !k.api_server) ||
+                                (!nudged && k.api_server && !s->serving)))
             pthread_cond_wait(&s->sync_cv, &s->mu);
         int stop = s->stopping;
         pthread_mutex_unlock(&s->mu);
+        if (!stop && k.api_server && !nudged)
+            nudge_waiting(s, &k);
+        nudged |= k.api_server != NULL;
         if (!stop && k.api_server)
             gsd_kube_follow(&k, f->nodes ? &nodes : &pods);
         free(k.api_server);
@@ -1693,6 +1716,10 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
         gsd_server_stop(s);
         return rc;
     }
+    pthread_mutex_lock(&s->mu);
+    s->serving = 1;
+    pthread_cond_broadcast(&s->sync_cv);
+    pthread_mutex_unlock(&s->mu);
     *out = s;
     return 0;
 }

@@ -1952,6 +1952,28 @@ static json_t *bound_pod(const char *name, int gpus, const char *node, const cha
     return pod;
 }
 
+/* Pod team-a/@name asking @gpus cards (0: naming no nvidia.com/gpu), Pending with no node, its
+ * PodScheduled condition False with @reason (NULL: no condition yet), as the API server lists one
+ * kube-scheduler tried. */
+static json_t *waiting_pod(const char *name, int gpus, const char *reason)
+{
+    json_t *pod = kube_pod(h_pod("team-a", name, gpus, 0), "team-a", name), *c;
+    size_t i;
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, c)
+    {
+        if (!gpus) /* no key: kube-scheduler asks the extender of a pod naming its resources */
+            json_object_del(json_object_get(json_object_get(c, "resources"), "limits"),
+                            "nvidia.com/gpu");
+    }
+    json_t *conds = json_array();
+    if (reason)
+        json_array_append_new(conds, json_pack("{s:s, s:s, s:s}", "type", "PodScheduled", "status",
+                                               "False", "reason", reason));
+    json_object_set_new(pod, "status",
+                        json_pack("{s:s, s:o}", "phase", "Pending", "conditions", conds));
+    return pod;
+}
+
 /* The fake lists @items (a JSON array of pods, consumed) from now on. */
 static void fake_lists(json_t *items)
 {
@@ -1969,7 +1991,9 @@ static void fake_lists(json_t *items)
 
 /* As setup(), the pods followed every second from the start; before it the fake lists ad-own,
  * bound by gpuschedd to cards 0 and 1 of n-a100-0 (the store that said so lost: this daemon's
- * is empty), and ad-other, on n-a100-1 with a card but none of gpuschedd's annotations. */
+ * is empty), and ad-other, on n-a100-1 with a card but none of gpuschedd's annotations; and
+ * three pods waiting for a node: ad-wait (a card, found no node), ad-wait-cpu (no card) and
+ * ad-new-pod (not tried yet). */
 static int setup_adopt(void **state)
 {
     (void)state;
@@ -1981,8 +2005,10 @@ static int setup_adopt(void **state)
     if (fd < 0 || close(fd) || h_write(token_path, TOKEN_K1 "\n") || fake_start(0))
         return -1;
     fake_reset();
-    fake_lists(json_pack("[o, o]", bound_pod("ad-own", 2, "n-a100-0", "0,1"),
-                         bound_pod("ad-other", 1, "n-a100-1", NULL)));
+    fake_lists(json_pack(
+        "[o, o, o, o, o]", bound_pod("ad-own", 2, "n-a100-0", "0,1"),
+        bound_pod("ad-other", 1, "n-a100-1", NULL), waiting_pod("ad-wait", 1, "Unschedulable"),
+        waiting_pod("ad-wait-cpu", 0, "Unschedulable"), waiting_pod("ad-new-pod", 1, NULL)));
     char extra[256];
     snprintf(extra, sizeof(extra),
              "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
@@ -2042,6 +2068,12 @@ static void test_adopts_bound_pods(void **state)
     assert_int_equal(held("ad-other"), 0);
     assert_int_equal(log_count("ad-other"), 0);
     scrape_has("gpusched_pods_adoption_refused_total 0\n");
+    /* the GPU pod kube-scheduler found no node for while gpuschedd was away is tried again now,
+     * not a minute later; the others are left alone */
+    assert_int_equal(fake_got("PATCH", "/api/v1/namespaces/team-a/pods/ad-wait"), 1);
+    assert_int_equal(fake_got("PATCH", "/api/v1/namespaces/team-a/pods/ad-wait-cpu"), 0);
+    assert_int_equal(fake_got("PATCH", "/api/v1/namespaces/team-a/pods/ad-new-pod"), 0);
+    assert_true(h_log_has(&d, "nudged\" pods=1"));
 }
 
 /* Wait for the warning that pod team-a/@name is not adopted, saying @why. */
