@@ -948,17 +948,20 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
         an->vgpu_at = a == A_VGPU ? v : an->vgpu_at;
         return annot_value(c, a, v, an->p);
     }
-    /* a misspelt annotation of ours, or of the schedulers' we read, would silently do nothing:
-     * say so (theirs only when near one of ours: they have many more we do not read) */
-    int ours = !strncasecmp(key, "gpusched.io/", 12) || !strncasecmp(key, "sim.gpusched.io/", 16);
+    /* a misspelt annotation of ours would silently do nothing: say so (gpuschedd writes some
+     * of its own on the pods it binds) */
     int best = gs__yaml_nearest(k, annot_keys, A_COUNT);
-    if (ours || (best >= 0 && (!strncmp(key, "scheduling.k8s.io/", 18) ||
-                               !strncmp(key, "scheduling.volcano.sh/", 22) ||
-                               !strncmp(key, "volcano.sh/", 11)))) {
+    if (!strncasecmp(key, "gpusched.io/", 12) || !strncasecmp(key, "sim.gpusched.io/", 16))
         gs__yaml_warn(c, k, "unknown annotation %s%s%s%s; ignored", gs__yaml_show(k, buf),
                       best >= 0 ? " (did you mean \"" : "", best >= 0 ? annot_keys[best] : "",
                       best >= 0 ? "\"?)" : "");
-    }
+    /* one of the schedulers' we read, misspelt (theirs only when near one of ours: they have
+     * many more we do not read): a gang member would run alone, whichever way the pod came */
+    if (best >= 0 &&
+        (!strncmp(key, "scheduling.k8s.io/", 18) || !strncmp(key, "scheduling.volcano.sh/", 22) ||
+         !strncmp(key, "volcano.sh/", 11)))
+        return gs__yaml_err(c, k, "unknown annotation %s (did you mean \"%s\"?)",
+                            gs__yaml_show(k, buf), annot_keys[best]);
     return 0;
 }
 

@@ -2483,6 +2483,24 @@ static void gang_left_short(const char *group, char node[][64], int rv, char *wh
     allocated(group, m0, "its gang waits for a member to replace one deleted");
 }
 
+/* A pod whose gang key is misspelt fails filter on every node, naming the key meant: taken,
+ * it would run alone, outside its gang. */
+static void test_misspelt_gang_key(void **state)
+{
+    (void)state;
+    json_t *pod = kube_pod(h_pod("team-a", "typo", 1, 0), "team-a", "typo");
+    h_annotate(pod, "scheduling.k8s.io/group-nam", "g1");
+    json_t *r = h_verb(
+        &d, "filter", json_pack("{s:o, s:n, s:[s]}", "Pod", pod, "Nodes", "NodeNames", "n-a100-0"));
+    assert_non_null(r);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    char *text = json_dumps(r, 0);
+    if (!strstr(text, "did you mean \\\"scheduling.k8s.io/group-name\\\"?"))
+        fail_msg("no hint of the key meant: %s", text);
+    free(text);
+    json_decref(r);
+}
+
 /*
  * A member filtered before its PodGroup is made (pods and PodGroup come in any order) is held
  * in gpuschedd's scheduler, not failed as undefined: once the PodGroup comes, it is placed and
@@ -2706,6 +2724,7 @@ int main(void)
         cmocka_unit_test(test_podgroups_not_served),
         cmocka_unit_test(test_podgroups_junk),
         cmocka_unit_test(test_podgroups_member_first),
+        cmocka_unit_test(test_misspelt_gang_key),
     };
     return cmocka_run_group_tests(tests, setup, teardown) +
            cmocka_run_group_tests(podgroups, setup, teardown) +
