@@ -255,24 +255,26 @@ void gsd_page_key(const struct gsd_config *c)
     page_key_ok = page_key_given = 1;
 }
 
-/* A token's block: the list position, little-endian, then this tag. */
-static const uint8_t page_tag[8] = {'g', 's', 'd', 'p', 'a', 'g', 'e', 1};
+/* A token's block: the list position, little-endian, then this tag, its last byte the list. */
+static const uint8_t page_tag[7] = {'g', 's', 'd', 'p', 'a', 'g', 'e'};
 
-void gsd_page_token(int64_t seq, char out[GSD_PAGE_TOKEN_MAX])
+void gsd_page_token(int64_t seq, enum gsd_page_list list, char out[GSD_PAGE_TOKEN_MAX])
 {
     uint8_t b[AES_BLOCK_SIZE];
     pthread_once(&page_key_once, page_key_init);
     for (int i = 0; i < 8; i++)
         b[i] = (uint8_t)((uint64_t)seq >> (8 * i));
     memcpy(b + 8, page_tag, sizeof(page_tag));
+    b[15] = (uint8_t)list;
     aes128_encrypt(&page_key, sizeof(b), b, b);
     for (int i = 0; i < AES_BLOCK_SIZE; i++)
         snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
-/* The position token @s gives: 0 and *@seq; 400 (not a token's form) or 410 (not one this run
- * made: another run's, or made up), as the API server answers a malformed or an expired one. */
-static int page_seq(const char *s, int64_t *seq)
+/* The position token @s gives in @list: 0 and *@seq; 400 (not a token's form, or another
+ * list's) or 410 (not made under this key: the tokens changed, or made up), as the API server
+ * answers a malformed or an expired one. */
+static int page_seq(const char *s, enum gsd_page_list list, int64_t *seq)
 {
     uint8_t b[AES_BLOCK_SIZE];
     if (strlen(s) != 2 * AES_BLOCK_SIZE || strspn(s, "0123456789abcdef") != 2 * AES_BLOCK_SIZE)
@@ -287,13 +289,16 @@ static int page_seq(const char *s, int64_t *seq)
     uint64_t v = 0;
     for (int i = 0; i < 8; i++)
         v |= (uint64_t)b[i] << (8 * i);
-    if (!page_key_ok || memcmp(b + 8, page_tag, sizeof(page_tag)) || v > INT64_MAX)
+    if (!page_key_ok || memcmp(b + 8, page_tag, sizeof(page_tag)) || v > INT64_MAX ||
+        (b[15] != GSD_PAGE_PODS && b[15] != GSD_PAGE_PODGROUPS))
         return 410;
+    if (b[15] != list)
+        return 400;
     *seq = (int64_t)v;
     return 0;
 }
 
-int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from)
+int gsd_page_args(struct gsd_req *r, enum gsd_page_list list, int64_t *limit, int64_t *from)
 {
     *limit = 500;
     *from = 0;
@@ -305,10 +310,11 @@ int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from)
         return -1;
     }
     const char *c = gsd_qarg(r, "continue");
-    int bad = c && *c ? page_seq(c, from) : 0;
+    int bad = c && *c ? page_seq(c, list, from) : 0;
     if (bad) {
         gsd_reply_error(r, bad, "continue",
-                        bad == 400 ? "continue: expected the value a previous list gave"
+                        bad == 400 ? "continue: expected the value a previous page of this list "
+                                     "gave"
                                    : "continue: not a value gpuschedd gave under the tokens it "
                                      "has now (they changed, or it is made up): list again "
                                      "from the start");

@@ -63,10 +63,11 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
 
 /* gsd_page_args() - a list's page: ?limit (1..GSD_LIST_MAX, 500 unless given, digits only:
  * strtoll() would take leading blanks and a sign, as in "?limit=%201") into *@limit and
- * ?continue (a token gsd_page_token() made, 0 unless given) into *@from; else a 400 naming the
- * argument is written, or a 410 for a token of the right form not made under this key (the API
- * server's answer to an expired one). Return: 0; -1. */
-int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from);
+ * ?continue (a token gsd_page_token() made for @list, 0 unless given) into *@from; else a 400
+ * naming the argument is written (a token of another list too), or a 410 for a token of the right
+ * form not made under this key (the API server's answer to an expired one). Return: 0; -1. */
+enum gsd_page_list { GSD_PAGE_PODS = 1, GSD_PAGE_PODGROUPS = 2 };
+int gsd_page_args(struct gsd_req *r, enum gsd_page_list list, int64_t *limit, int64_t *from);
 
 /* gsd_page_key() - the page tokens' key from @c's token hashes (admin's and every tenant's, none
  * of which a tenant knows but its own), so that a list paged across a restart goes on; before
@@ -76,10 +77,10 @@ void gsd_page_key(const struct gsd_config *c);
 /* The room a page token takes, its NUL included. */
 #define GSD_PAGE_TOKEN_MAX 33
 
-/* gsd_page_token() - the ?continue token of list position @seq (>= 0) into @out: opaque, 32
+/* gsd_page_token() - the ?continue token of position @seq (>= 0) of @list into @out: opaque, 32
  * hex digits, AES-128 under gsd_page_key()'s key, so that a tenant paging its own objects learns
  * nothing of how many others' were made between them. Thread-safe. */
-void gsd_page_token(int64_t seq, char out[GSD_PAGE_TOKEN_MAX]);
+void gsd_page_token(int64_t seq, enum gsd_page_list list, char out[GSD_PAGE_TOKEN_MAX]);
 
 /* gsd_args_known() - whether every query argument of @r is one of @known (NULL-terminated),
  * each given once; else a 400 naming the first that is not is written: a misspelt filter

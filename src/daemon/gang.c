@@ -817,7 +817,7 @@ static void one_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_
 static void list_groups(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
     int64_t limit, from, count = 0;
-    if (gsd_page_args(r, &limit, &from))
+    if (gsd_page_args(r, GSD_PAGE_PODGROUPS, &limit, &from))
         return;
     size_t lo = 0, hi = st->ngroups; /* the first of seq >= from */
     while (lo < hi) {
@@ -841,7 +841,7 @@ static void list_groups(struct gsd_state *st, struct gsd_req *r, const struct gs
     }
     char next[GSD_PAGE_TOKEN_MAX] = "";
     if (lo < st->ngroups)
-        gsd_page_token(st->groups[lo]->seq, next);
+        gsd_page_token(st->groups[lo]->seq, GSD_PAGE_PODGROUPS, next);
     gsd_reply_json(r, 200, json_pack("{s:o, s:s}", "items", items, "continue", next));
 }
 

@@ -259,7 +259,7 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
             return;
         }
     }
-    if (gsd_page_args(r, &limit, &from))
+    if (gsd_page_args(r, GSD_PAGE_PODS, &limit, &from))
         return;
     /* {"items":[...],"continue":"TOKEN"} as jansson writes it, of each view's text made once */
     struct gsd_text t = {.max = LIST_MAX_BYTES};
@@ -285,7 +285,7 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
     }
     char tail[64], next[GSD_PAGE_TOKEN_MAX] = "";
     if (v)
-        gsd_page_token(v->seq, next);
+        gsd_page_token(v->seq, GSD_PAGE_PODS, next);
     int len = snprintf(tail, sizeof(tail), "],\"continue\":\"%s\"}", next);
     gsd_text_put(&t, tail, (size_t)len);
     reply_text(r, &t);

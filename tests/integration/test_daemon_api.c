@@ -83,6 +83,11 @@ static void test_list_across_chunks(void **state)
                 fail_msg("continue \"%s\": not a token of 32 hex digits", from);
         } while (from[0]);
         assert_int_equal(seen, want);
+        /* a token is for the list that gave it: PodGroups are another */
+        json_t *one = get(&d, TOKEN_A, "/v1/pods?limit=1", 200);
+        snprintf(path, sizeof(path), "/v1/podgroups?continue=%s", sget(one, "continue"));
+        json_decref(one);
+        json_decref(get(&d, TOKEN_A, path, 400));
         json_t *l = get(&d, TOKEN_ADMIN, "/v1/pods?tenant=team-b&limit=5000", 200);
         assert_int_equal(json_array_size(json_object_get(l, "items")), 300);
         json_decref(l);
