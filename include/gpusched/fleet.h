@@ -115,6 +115,10 @@ enum gs_fit_reason {
 /* gs_fit_reason_text() - "Insufficient nvidia.com/gpu", ...; a static string. */
 const char *gs_fit_reason_text(enum gs_fit_reason r);
 
+/* gs_fit_reason_words() - gs_fit_reason_text() for a pod that asks time-slice replicas (@replicas
+ * 1: nvidia.com/gpu.shared, the resource it is then short of) or not; a static string. */
+const char *gs_fit_reason_words(enum gs_fit_reason r, int replicas);
+
 /* Where a pod fits on a node. */
 struct gs_fit_choice {
     uint32_t mask;     /* node-local GPU indexes chosen */

@@ -137,6 +137,12 @@ const char *gs_fit_reason_text(enum gs_fit_reason r)
     return (unsigned)r < GS_FIT_REASONS ? reason_text[r] : "unknown";
 }
 
+const char *gs_fit_reason_words(enum gs_fit_reason r, int replicas)
+{
+    return r == GS_FIT_GPU && replicas ? GS_WORDS_INSUFFICIENT("nvidia.com/gpu.shared")
+                                       : gs_fit_reason_text(r);
+}
+
 static int nvlink_groups_max(const struct fnode *nd)
 {
     int count[GS_GPUS_MAX] = {0}, best = 0;

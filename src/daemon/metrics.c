@@ -104,8 +104,8 @@ static void hist(struct gsd_text *b, const char *name, const char *help, const s
 
 static void pending(struct gsd_text *b, const struct gsd_snap *n)
 {
-    /* one label per reason: a fit reason (gs_fit_reason_text()), "other" or "not tried yet" */
-    enum { LABELS = GS_FIT_REASONS + 2 };
+    /* one label per reason: a fit reason (gs_fit_reason_words()), "other" or "not tried yet" */
+    enum { LABELS = GS_FIT_REASONS + 3 };
     const char *why[LABELS];
     uint64_t cnt[LABELS] = {0};
     int k = 0;

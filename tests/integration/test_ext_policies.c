@@ -506,7 +506,7 @@ static void test_timeslice(void **state)
         if (i < 4) {
             filter_bind(&d, m, ts1, 1, node);
         } else {
-            fails_on(&d, m, ts1, 1, "ts1", "Insufficient nvidia.com/gpu");
+            fails_on(&d, m, ts1, 1, "ts1", "Insufficient nvidia.com/gpu.shared");
         }
         free(m);
     }

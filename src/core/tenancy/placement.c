@@ -440,13 +440,16 @@ static int untolerated(const struct gs_tenancy *t, const struct rpod *p, int onl
     return tn ? gs__say(at, size, " {%s: %s}", tn->key, tn->value) : 0;
 }
 
-/* Do words @r count nodes short of cards ("Insufficient nvidia.com/gpu", not ".../gpumem")? */
+/* Do words @r count nodes short of cards ("Insufficient nvidia.com/gpu", not ".../gpumem" nor
+ * ".../gpu.shared")? */
 static int says_short_of_cards(const char *r)
 {
     static const char w[] = " " GS_WORDS_GPU;
-    for (const char *q = strstr(r, w); q; q = strstr(q + 1, w))
-        if (q[sizeof(w) - 1] && strchr(",;.", q[sizeof(w) - 1]))
+    for (const char *q = strstr(r, w); q; q = strstr(q + 1, w)) {
+        const char *after = q + sizeof(w) - 1;
+        if (*after && strchr(",;.", *after) && !(*after == '.' && after[1] && after[1] != ' '))
             return 1;
+    }
     return 0;
 }
 
@@ -477,6 +480,16 @@ void gs__tn_recount_thin(const struct gs_tenancy *t, struct rpod *p)
         gs__say(r + n, sizeof(p->reason) - n, "%s", rest);
 }
 
+/* kube-scheduler's words for a node that fails pod @p for @r: a pod asking nvidia.com/gpu.shared
+ * is short of those, not of nvidia.com/gpu. */
+static const char *fit_words(const struct rpod *p, enum gs_fit_reason r)
+{
+    int replicas = 0;
+    for (int k = 0; r == GS_FIT_GPU && k < p->sp->ncontainers; k++)
+        replicas |= p->sp->containers[k].gpu_shared > 0;
+    return gs_fit_reason_words(r, replicas);
+}
+
 static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count, int64_t quota,
                       const char *quota_why, int64_t reserved, int only_node)
 {
@@ -489,7 +502,7 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
                 : gs__say(p->reason, sizeof(p->reason), GS_WORDS_FIT_ERROR ":", t->pol->nnodes);
     for (int r = 1; r < GS_FIT_REASONS && n < (int)sizeof(p->reason); r++) {
         int mig = r == GS_FIT_MIG || r == GS_FIT_MIG_MODEL; /* which profile, too */
-        const char *text = gs_fit_reason_text((enum gs_fit_reason)r), *sp = mig ? " " : "",
+        const char *text = fit_words(p, (enum gs_fit_reason)r), *sp = mig ? " " : "",
                    *prof = mig && p->fit.mig ? p->fit.mig : "";
         char c[24] = "";
         if (!count[r])
@@ -1426,7 +1439,7 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
         return 0;
     }
     enum gs_fit_reason r = (enum gs_fit_reason)(-1 - ans);
-    *why = gs_fit_reason_text(r);
+    *why = fit_words(p, r);
     if ((r == GS_FIT_MIG || r == GS_FIT_MIG_MODEL) && p->fit.mig) { /* which profile, said once */
         char *b = pr->mig_why[r == GS_FIT_MIG_MODEL];
         if (!b[0])
@@ -1461,7 +1474,7 @@ int gs_tenancy_probe_nodes(struct gs_tenancy *t, struct gs_tenancy_probe *pr, co
             }
             if (r != GS_FIT_MIG && r != GS_FIT_MIG_MODEL) {
                 scored[i] = -1;
-                why[i] = gs_fit_reason_text(r);
+                why[i] = fit_words(&pr->p, r);
                 continue;
             }
         }

@@ -902,7 +902,7 @@ int64_t gs_tenancy_wake(const struct gs_tenancy *t)
 }
 
 /* The filter reason most nodes gave in a reason of placement.c's why_nodes() ("0/N nodes are
- * available: C1 TEXT1, C2 TEXT2."): a static gs_fit_reason_text(), or NULL for another reason. */
+ * available: C1 TEXT1, C2 TEXT2."): a static gs_fit_reason_words(), or NULL for another reason. */
 static const char *main_why(const char *reason)
 {
     const char *best = NULL, *at = strchr(reason, ':');
@@ -912,8 +912,9 @@ static const char *main_why(const char *reason)
     while (at && *at) {
         char *end;
         long long c = strtoll(at + 1, &end, 10);
-        for (int r = 1; r < GS_FIT_REASONS && end > at + 1; r++) {
-            const char *text = gs_fit_reason_text((enum gs_fit_reason)r);
+        for (int r = 1; r <= GS_FIT_REASONS && end > at + 1; r++) { /* the last: replicas */
+            const char *text = r < GS_FIT_REASONS ? gs_fit_reason_text((enum gs_fit_reason)r)
+                                                  : gs_fit_reason_words(GS_FIT_GPU, 1);
             size_t len = strlen(text);
             if (*end == ' ' && !strncmp(end + 1, text, len) && strchr(",. ", end[1 + len]) &&
                 c > most) {
