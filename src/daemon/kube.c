@@ -622,23 +622,48 @@ static int adoptable(const json_t *pod)
            !json_object_get(md, "deletionTimestamp");
 }
 
+/* The items of list page @a (@what names the list in @why): its JSON into *@j, for
+ * page_next(). Return: the items; NULL with @why when the page is no list of pods. */
+static const json_t *page_items(const struct gsd_kube *k, const struct answer *a, const char *what,
+                                json_t **j, char *why, size_t cap)
+{
+    *j = a->status == 200 && a->body ? json_loads(a->body, 0, NULL) : NULL;
+    const json_t *items = json_object_get(*j, "items");
+    if (json_is_array(items))
+        return items;
+    char msg[GS_DIAG_MSG_MAX];
+    answer_text(a, msg, sizeof(msg));
+    snprintf(why, cap, "API server %.120s, list of %s: %s", k->api_server, what,
+             a->status == 200 ? "not a pod list" : msg);
+    json_decref(*j);
+    return NULL;
+}
+
+/* Page @j's continue token into *@cont (NULL: the last page, or @more 0: no more wanted) and its
+ * resourceVersion into @rv; @j is freed. Return: 0; -ENOMEM. */
+static int page_next(json_t *j, int more, char **cont, char rv[GSD_KUBE_RV_MAX])
+{
+    const json_t *lm = json_object_get(j, "metadata");
+    const char *c = json_string_value(json_object_get(lm, "continue"));
+    const char *v = json_string_value(json_object_get(lm, "resourceVersion"));
+    snprintf(rv, GSD_KUBE_RV_MAX, "%s", v && strlen(v) < GSD_KUBE_RV_MAX ? v : "");
+    more = more && c && *c;
+    *cont = more ? strdup(c) : NULL;
+    json_decref(j); /* c is gone with it */
+    return more && !*cont ? -ENOMEM : 0;
+}
+
 /* The pods of one page of a list into @live; the continue token into *@cont (NULL: last page),
  * the list's resourceVersion into @rv. Return: 0; -EIO with @why. */
 static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *live, char **cont,
                      char rv[GSD_KUBE_RV_MAX], char *why, size_t cap)
 {
-    json_t *j = a->status == 200 && a->body ? json_loads(a->body, 0, NULL) : NULL, *item;
-    const json_t *items = json_object_get(j, "items");
+    json_t *j, *item;
+    const json_t *items = page_items(k, a, "pods", &j, why, cap);
     size_t i;
     *cont = NULL;
-    if (!json_is_array(items)) {
-        char msg[GS_DIAG_MSG_MAX];
-        answer_text(a, msg, sizeof(msg));
-        snprintf(why, cap, "API server %.120s, list of pods: %s", k->api_server,
-                 a->status == 200 ? "not a pod list" : msg);
-        json_decref(j);
+    if (!items)
         return -EIO;
-    }
     json_array_foreach(items, i, item)
     {
         char key[GSD_KEY_MAX];
@@ -661,14 +686,7 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
             json_object_set_new(live, key,
                                 json_pack("{s:s, s:s}", "uid", uid, "phase", "Succeeded"));
     }
-    const json_t *lm = json_object_get(j, "metadata");
-    const char *c = json_string_value(json_object_get(lm, "continue"));
-    const char *v = json_string_value(json_object_get(lm, "resourceVersion"));
-    snprintf(rv, GSD_KUBE_RV_MAX, "%s", v && strlen(v) < GSD_KUBE_RV_MAX ? v : "");
-    int more = c && *c;
-    *cont = more ? strdup(c) : NULL;
-    json_decref(j); /* c is gone with it */
-    return more && !*cont ? -ENOMEM : 0;
+    return page_next(j, 1, cont, rv);
 }
 
 const char *gsd_kube_succeeded(const json_t *v, int *succeeded)
@@ -783,18 +801,12 @@ static int unschedulable(const json_t *pod)
 static int waiting_page(const struct gsd_kube *k, const struct answer *a, json_t *out, char **cont,
                         char rv[GSD_KUBE_RV_MAX], char *why, size_t cap)
 {
-    json_t *j = a->status == 200 && a->body ? json_loads(a->body, 0, NULL) : NULL, *item;
-    const json_t *items = json_object_get(j, "items");
+    json_t *j, *item;
+    const json_t *items = page_items(k, a, "pending pods", &j, why, cap);
     size_t i;
     *cont = NULL;
-    if (!json_is_array(items)) {
-        char msg[GS_DIAG_MSG_MAX];
-        answer_text(a, msg, sizeof(msg));
-        snprintf(why, cap, "API server %.120s, list of pending pods: %s", k->api_server,
-                 a->status == 200 ? "not a pod list" : msg);
-        json_decref(j);
+    if (!items)
         return -EIO;
-    }
     json_array_foreach(items, i, item)
     {
         char key[GSD_KEY_MAX];
@@ -806,12 +818,7 @@ static int waiting_page(const struct gsd_kube *k, const struct answer *a, json_t
             unschedulable(item) && asks_gpus(item))
             json_object_set_new(out, key, json_string(uid));
     }
-    const char *c = json_string_value(json_object_get(json_object_get(j, "metadata"), "continue"));
-    int more = c && *c && json_object_size(out) < GSD_NUDGE_WAITING_MAX;
-    *cont = more ? strdup(c) : NULL;
-    rv[0] = '\0';
-    json_decref(j);
-    return more && !*cont ? -ENOMEM : 0;
+    return page_next(j, json_object_size(out) < GSD_NUDGE_WAITING_MAX, cont, rv);
 }
 
 int gsd_kube_nudge_waiting(const struct gsd_kube *k, const atomic_int *stop, int64_t now_us,
