@@ -9,6 +9,7 @@
 #include "accounts.h"
 #include "agents.h"
 #include "extender.h"
+#include "log.h"
 #include "nodes.h"
 #include "podspec.h"
 #include "preempt.h"
@@ -30,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 /* Who is asking: a tenant, the admin or a node agent (tenant NULL for both): with the
  * bootstrap node token (node) or its node's own (self >= 0, agents.h). */
@@ -237,21 +240,40 @@ static void page_key_init(void)
     page_key_set(k);
 }
 
-void gsd_page_key(const struct gsd_config *c)
+/* The key kept at @path: read, else drawn and written (0600, never through a link). Return: 0;
+ * -errno. */
+static int page_key_file(const char *path, uint8_t k[AES128_KEY_SIZE])
 {
-    static const char label[] = "gpuschedd continue tokens";
-    size_t n = sizeof(label) + GSD_SHA256_LEN * (1 + c->ntenants);
-    uint8_t *buf = malloc(n), sha[GSD_SHA256_LEN];
-    if (!buf)
-        return; /* a key drawn at first use: tokens do not outlive the run */
-    memcpy(buf, label, sizeof(label));
-    memcpy(buf + sizeof(label), c->admin_sha, GSD_SHA256_LEN);
-    for (size_t i = 0; i < c->ntenants; i++)
-        memcpy(buf + sizeof(label) + GSD_SHA256_LEN * (1 + i), c->tenants[i].token_sha,
-               GSD_SHA256_LEN);
-    gsd_sha256(buf, n, sha);
-    free(buf);
-    page_key_set(sha);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, k, AES128_KEY_SIZE);
+        close(fd);
+        return n == AES128_KEY_SIZE ? 0 : -EINVAL;
+    }
+    if (errno != ENOENT)
+        return -errno;
+    if (getrandom(k, AES128_KEY_SIZE, 0) != AES128_KEY_SIZE)
+        return -EIO;
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int ok = write(fd, k, AES128_KEY_SIZE) == AES128_KEY_SIZE && fsync(fd) == 0;
+    close(fd);
+    return ok ? 0 : -EIO;
+}
+
+void gsd_page_key(const char *data_dir)
+{
+    char path[4096];
+    uint8_t k[AES128_KEY_SIZE];
+    snprintf(path, sizeof(path), "%s/%s", data_dir, GSD_PAGE_KEY_FILE);
+    int rc = page_key_file(path, k);
+    if (rc) { /* a key drawn at first use: tokens do not outlive the run */
+        gsd_log("warn", "page token key not kept: list tokens are valid until gpuschedd stops",
+                "path", path, "error", strerror(-rc), NULL);
+        return;
+    }
+    page_key_set(k);
     page_key_ok = page_key_given = 1;
 }
 
@@ -272,7 +294,7 @@ void gsd_page_token(int64_t seq, enum gsd_page_list list, char out[GSD_PAGE_TOKE
 }
 
 /* The position token @s gives in @list: 0 and *@seq; 400 (not a token's form, or another
- * list's) or 410 (not made under this key: the tokens changed, or made up), as the API server
+ * list's) or 410 (not made under this key: another data dir's, or made up), as the API server
  * answers a malformed or an expired one. */
 static int page_seq(const char *s, enum gsd_page_list list, int64_t *seq)
 {
@@ -313,11 +335,11 @@ int gsd_page_args(struct gsd_req *r, enum gsd_page_list list, int64_t *limit, in
     int bad = c && *c ? page_seq(c, list, from) : 0;
     if (bad) {
         gsd_reply_error(r, bad, "continue",
-                        bad == 400 ? "continue: expected the value a previous page of this list "
-                                     "gave"
-                                   : "continue: not a value gpuschedd gave under the tokens it "
-                                     "has now (they changed, or it is made up): list again "
-                                     "from the start");
+                        bad == 400
+                            ? "continue: expected the value a previous page of this list "
+                              "gave"
+                            : "continue: not a value this gpuschedd gave (another's, or made up): "
+                              "list again from the start");
         return -1;
     }
     return 0;

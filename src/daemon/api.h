@@ -7,7 +7,6 @@
 #include <jansson.h>
 #include <stdint.h>
 
-struct gsd_config;
 struct gsd_pod;
 struct gsd_req;
 struct gsd_state;
@@ -69,17 +68,20 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
 enum gsd_page_list { GSD_PAGE_PODS = 1, GSD_PAGE_PODGROUPS = 2 };
 int gsd_page_args(struct gsd_req *r, enum gsd_page_list list, int64_t *limit, int64_t *from);
 
-/* gsd_page_key() - the page tokens' key from @c's token hashes (admin's and every tenant's, none
- * of which a tenant knows but its own), so that a list paged across a restart goes on; before
- * the HTTP threads start. Without it, a key drawn at first use. */
-void gsd_page_key(const struct gsd_config *c);
+/* The page tokens' key in the data dir (AES-128, drawn once, 0600). */
+#define GSD_PAGE_KEY_FILE "page-tokens.key"
+
+/* gsd_page_key() - the page tokens' key from @data_dir's GSD_PAGE_KEY_FILE, drawn and written
+ * there when absent, so that a list paged across a restart goes on; before the HTTP threads
+ * start. Unreadable or unwritable: logged, and a key drawn at first use (tokens last the run). */
+void gsd_page_key(const char *data_dir);
 
 /* The room a page token takes, its NUL included. */
 #define GSD_PAGE_TOKEN_MAX 33
 
 /* gsd_page_token() - the ?continue token of position @seq (>= 0) of @list into @out: opaque, 32
- * hex digits, AES-128 under gsd_page_key()'s key, so that a tenant paging its own objects learns
- * nothing of how many others' were made between them. Thread-safe. */
+ * hex digits, AES-128 under gsd_page_key()'s random key, so that a tenant paging its own objects
+ * learns nothing of how many others' were made between them. Thread-safe. */
 void gsd_page_token(int64_t seq, enum gsd_page_list list, char out[GSD_PAGE_TOKEN_MAX]);
 
 /* gsd_args_known() - whether every query argument of @r is one of @known (NULL-terminated),

@@ -247,7 +247,7 @@ static int setup(const struct opts *o, struct gsd_state *st)
                 "config", o->config ? o->config : "none", NULL);
     run.api_down = down;
     run.nodes_from_kube = !strcmp(o->nodes, "kubernetes");
-    gsd_page_key(cfg);
+    gsd_page_key(o->data_dir);
     rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, &run, &d);
     free(down);
     if (rc) {

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -83,6 +84,13 @@ static void test_list_across_chunks(void **state)
                 fail_msg("continue \"%s\": not a token of 32 hex digits", from);
         } while (from[0]);
         assert_int_equal(seen, want);
+        /* the tokens' key: random, the daemon's own, kept beside the store */
+        char key[128];
+        struct stat ks;
+        snprintf(key, sizeof(key), "%s/data/page-tokens.key", d.dir);
+        assert_int_equal(stat(key, &ks), 0);
+        assert_int_equal(ks.st_size, 16);
+        assert_int_equal(ks.st_mode & 0777, 0600);
         /* a token is for the list that gave it: PodGroups are another */
         json_t *one = get(&d, TOKEN_A, "/v1/pods?limit=1", 200);
         snprintf(path, sizeof(path), "/v1/podgroups?continue=%s", sget(one, "continue"));
