@@ -25,6 +25,7 @@
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -955,13 +956,20 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
         gs__yaml_warn(c, k, "unknown annotation %s%s%s%s; ignored", gs__yaml_show(k, buf),
                       best >= 0 ? " (did you mean \"" : "", best >= 0 ? annot_keys[best] : "",
                       best >= 0 ? "\"?)" : "");
-    /* one of the schedulers' we read, misspelt (theirs only when near one of ours: they have
-     * many more we do not read): a gang member would run alone, whichever way the pod came */
-    if (best >= 0 &&
-        (!strncmp(key, "scheduling.k8s.io/", 18) || !strncmp(key, "scheduling.volcano.sh/", 22) ||
-         !strncmp(key, "volcano.sh/", 11)))
+    /* one of the schedulers' we read, misspelt or in capitals (theirs only when near one of
+     * ours: they have many more we do not read): a gang member would run alone, whichever way
+     * the pod came */
+    char low[320]; /* gs_annotation_key_ok(): 319 bytes at most */
+    size_t n = 0;
+    for (; key[n] && n < sizeof(low) - 1; n++)
+        low[n] = (char)tolower((unsigned char)key[n]);
+    low[n] = '\0';
+    int near = gs__nearest(low, annot_keys, A_COUNT);
+    if (near >= 0 &&
+        (!strncmp(low, "scheduling.k8s.io/", 18) || !strncmp(low, "scheduling.volcano.sh/", 22) ||
+         !strncmp(low, "volcano.sh/", 11)))
         return gs__yaml_err(c, k, "unknown annotation %s (did you mean \"%s\"?)",
-                            gs__yaml_show(k, buf), annot_keys[best]);
+                            gs__yaml_show(k, buf), annot_keys[near]);
     return 0;
 }
 

@@ -524,6 +524,26 @@ static void test_timeslice(void **state)
     for (int k = 0; k < 4; k++)
         assert_true(json_is_null(json_object_get(a.json, unbounded[k])));
     h_answer_free(&a);
+    /* one posted that finds no replica waits short of replicas, not of cards, and is counted
+     * so (the fifth above, held for kube-scheduler, may use ts1 only: "affinity" elsewhere) */
+    json_t *got = h_submit(&d, TOKEN_A, text_of(replica_pod("r5")), 201);
+    assert_non_null(strstr(json_string_value(json_object_get(got, "reason")),
+                           "Insufficient nvidia.com/gpu.shared."));
+    json_decref(got);
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
+        int seen = a.body && strstr(a.body, "gpusched_pending_pods{reason=\"Insufficient "
+                                            "nvidia.com/gpu.shared\"} 1\n");
+        if (!seen && i == 99)
+            fail_msg("no pending replica counted: %s",
+                     a.body && strstr(a.body, "gpusched_pending_pods")
+                         ? strstr(a.body, "gpusched_pending_pods")
+                         : "(no gpusched_pending_pods)");
+        h_answer_free(&a);
+        if (seen)
+            break;
+        usleep(50000);
+    }
     stop(&d);
 }
 

@@ -1510,6 +1510,11 @@ static const struct bad bads[] = {
      "unknown annotation \"scheduling.k8s.io/group-nam\" (did you mean "
      "\"scheduling.k8s.io/group-name\"?)",
      0},
+    {POD_META "  annotations: {Scheduling.k8s.io/group-name: g}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:17: ",
+     "unknown annotation \"Scheduling.k8s.io/group-name\" (did you mean "
+     "\"scheduling.k8s.io/group-name\"?)",
+     0},
     {POD_META "  annotations: {gpusched.io/queue: 0x1F}\nspec: {containers: [{name: m}]}\n",
      -EINVAL, ":6:36: ", "\"0x1F\" is an integer to kubectl (YAML 1.1 reads 010 as 8", 0},
     /* kubectl reads these otherwise than they look; they were taken as written (010 cores) */
