@@ -293,7 +293,8 @@ static void text_tenant(const struct gs_tenant_spec *t, FILE *f)
     for (int i = 0; i < t->nnamespaces; i++)
         fprintf(f, "%s%s", i ? ", " : " ", t->namespaces[i]);
     fprintf(f,
-            "; tier %s; priority %s; gpuCount %s; priority class %s; GPUQuota %s, policy %s  "
+            "; tier %s; priority %s; gpuCount %s; priority class %s; GPUQuota %s, topology policy "
+            "entry %s  "
             "(%s)\n",
             gs_tier_name(t->tier), num(t->priority, a, sizeof(a)),
             milli(t->gpu_count_milli, b, sizeof(b)), *t->priority_class ? t->priority_class : "-",
