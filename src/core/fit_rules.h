@@ -10,6 +10,7 @@
 #include "gpusched/cluster.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /*
  * kube-scheduler's words for a node that lacks a resource, NodeResourcesFit's "Insufficient "
@@ -22,6 +23,19 @@
 #define GS_WORDS_MEMORY                 GS_WORDS_INSUFFICIENT("memory")
 #define GS_WORDS_GPU                    GS_WORDS_INSUFFICIENT("nvidia.com/gpu")
 #define GS_WORDS_FIT_ERROR              "0/%zu nodes are available"
+
+/*
+ * Does @after, the text right after a reason's words inside a pod's reason, end them: one of
+ * @stops (NUL-terminated; the text's end counts when the caller lists none), or the reason's full
+ * stop, which is the last character or followed by a blank? Not ".shared", which makes
+ * "Insufficient nvidia.com/gpu" the words of nvidia.com/gpu.shared. Return: 1 or 0.
+ */
+static inline int gs__words_end(const char *after, const char *stops)
+{
+    if (*after == '.')
+        return !after[1] || after[1] == ' ';
+    return strchr(stops, *after) != NULL;
+}
 
 /*
  * Does a pod whose GPU models are @mask (bit m: catalog index m, gs_catalog_at(); 0: any

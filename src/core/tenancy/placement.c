@@ -446,8 +446,7 @@ static int says_short_of_cards(const char *r)
 {
     static const char w[] = " " GS_WORDS_GPU;
     for (const char *q = strstr(r, w); q; q = strstr(q + 1, w)) {
-        const char *after = q + sizeof(w) - 1;
-        if (*after && strchr(",;.", *after) && !(*after == '.' && after[1] && after[1] != ' '))
+        if (q[sizeof(w) - 1] && gs__words_end(q + sizeof(w) - 1, ",;"))
             return 1;
     }
     return 0;

@@ -916,9 +916,8 @@ static const char *main_why(const char *reason)
             const char *text = r < GS_FIT_REASONS ? gs_fit_reason_text((enum gs_fit_reason)r)
                                                   : gs_fit_reason_words(GS_FIT_GPU, 1);
             size_t len = strlen(text);
-            const char *after = end + 1 + len; /* "nvidia.com/gpu" is not ".../gpu.shared" */
-            if (*end == ' ' && !strncmp(end + 1, text, len) && strchr(",. ", *after) &&
-                !(*after == '.' && after[1] && after[1] != ' ') && c > most) {
+            if (*end == ' ' && !strncmp(end + 1, text, len) && gs__words_end(end + 1 + len, ", ") &&
+                c > most) {
                 most = c;
                 best = text;
             }
